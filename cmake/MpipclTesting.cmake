@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# mpipcl_add_mpi_test(NAME n SOURCES s... NP n [ARGS a...] [LABELS l...] [BACKENDS b...]
+#                     [TIMEOUT s] [LINK extra-libs...])
+# Builds one MPI program and registers it once per backend as "<n>.<backend>", launched with
+# ${MPIEXEC_EXECUTABLE} and the environment MPIPCL_BACKEND=<backend>. Pass/fail = exit code;
+# exit code 77 = skipped.
+set(MPIPCL_TEST_BACKENDS "persistent" CACHE STRING "Backends the MPI test suite runs against")
+set(MPIPCL_TEST_TIMEOUT 120 CACHE STRING "Default timeout of one MPI test (s)")
+
+set(MPIPCL_MPIEXEC_ENV "")
+set(MPIPCL_MPIEXEC_EXTRA "")
+if(MPIPCL_MPI_FLAVOR STREQUAL "openmpi")
+  # 2 cores: tests use up to 4 ranks; as root Open MPI also needs the two ALLOW variables.
+  set(MPIPCL_MPIEXEC_EXTRA --oversubscribe)
+  set(MPIPCL_MPIEXEC_ENV "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+endif()
+
+function(mpipcl_add_mpi_test)
+  cmake_parse_arguments(T "" "NAME;NP;TIMEOUT" "SOURCES;ARGS;LABELS;BACKENDS;LINK" ${ARGN})
+  if(NOT T_NP)
+    set(T_NP 2)
+  endif()
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT ${MPIPCL_TEST_TIMEOUT})
+  endif()
+  if(NOT T_BACKENDS)
+    set(T_BACKENDS ${MPIPCL_TEST_BACKENDS})
+  endif()
+  set(exe mpitest_${T_NAME})
+  if(NOT TARGET ${exe})
+    add_executable(${exe} ${T_SOURCES})
+    target_link_libraries(${exe} PRIVATE mpipcl::mpipcl mpipcl_test_util Threads::Threads mpipcl_warnings ${T_LINK})
+  endif()
+  foreach(b IN LISTS T_BACKENDS)
+    set(name "${T_NAME}.${b}")
+    add_test(NAME ${name}
+      COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${T_NP} ${MPIPCL_MPIEXEC_EXTRA}
+              ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${exe}> ${MPIEXEC_POSTFLAGS} ${T_ARGS})
+    set_tests_properties(${name} PROPERTIES
+      PROCESSORS ${T_NP} TIMEOUT ${T_TIMEOUT} SKIP_RETURN_CODE 77
+      LABELS "mpi;np${T_NP};${b};${T_LABELS}"
+      ENVIRONMENT "MPIPCL_BACKEND=${b};${MPIPCL_MPIEXEC_ENV}")
+  endforeach()
+endfunction()

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* mpipcl: the MPI-4.0 partitioned point-to-point API on any MPI library (public C header). */
+#ifndef MPIPCL_H_INCLUDED
+#define MPIPCL_H_INCLUDED
+
+#include <mpi.h>
+
+#include "mpipcl_version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Marks the symbols libmpipcl exports (everything else in the library is hidden). */
+#if defined(__GNUC__)
+#define MPIPCL_API __attribute__((visibility("default")))
+#else
+#define MPIPCL_API
+#endif
+
+/**
+ * @file mpipcl.h
+ *
+ * Link with `-lmpipcl` placed before the MPI library (the MPI compiler wrappers already put
+ * libmpi last), or preload it with `LD_PRELOAD=libmpipcl.so`. The library then provides the
+ * six MPI-4.0 partitioned calls and wraps MPI_Init*, MPI_Finalize, MPI_Start, MPI_Startall,
+ * MPI_Wait*, MPI_Test*, MPI_Request_free, MPI_Request_get_status and MPI_Cancel through the
+ * PMPI profiling interface. Requests that are not partitioned pass straight to PMPI_*.
+ *
+ * Backend selection: info key "mpipcl_backend" = "persistent" (default) | "rma" | "native",
+ * or the environment variable MPIPCL_BACKEND. See docs/config.md for every knob.
+ *
+ * Thread levels: with MPI_THREAD_MULTIPLE the library runs one progress thread (it sleeps
+ * with back-off, never spins) and MPI_Pready may start data movement from the calling
+ * thread. Below MPI_THREAD_MULTIPLE no library thread makes MPI calls: all MPI work happens
+ * inside the application's own calls (Start, Parrived, Wait, Test ...).
+ */
+
+#if MPI_VERSION < 4
+/* MPI libraries older than MPI-4.0 (e.g. Open MPI 4.1) do not declare the partitioned calls. */
+
+/**
+ * @brief Create a partitioned send request (local, never blocks).
+ * @param [in] buf        start of the send buffer (may be NULL when count is 0)
+ * @param [in] partitions number of partitions, > 0
+ * @param [in] count      elements of @p datatype per partition, >= 0
+ * @param [in] datatype   committed datatype
+ * @param [in] dest       destination rank in @p comm, or MPI_PROC_NULL
+ * @param [in] tag        message tag, 0 <= tag <= MPI_TAG_UB
+ * @param [in] comm       communicator
+ * @param [in] info       MPI_INFO_NULL or info with "mpipcl_*" keys (others are ignored)
+ * @param [out] request   the new, inactive request (written only on success)
+ * @return MPI_SUCCESS, or MPI_ERR_ARG (partitions <= 0, NULL request), MPI_ERR_COUNT,
+ *         MPI_ERR_TYPE, MPI_ERR_RANK, MPI_ERR_TAG, MPI_ERR_COMM, MPI_ERR_NO_MEM,
+ *         MPI_ERR_OTHER (MPI not initialized through this library).
+ * Thread safety: may be called from any thread at MPI_THREAD_MULTIPLE.
+ */
+MPIPCL_API int MPI_Psend_init(const void* buf, int partitions, MPI_Count count, MPI_Datatype datatype,
+                   int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request* request);
+
+/**
+ * @brief Create a partitioned receive request (local, never blocks).
+ * @param [in] buf        start of the receive buffer (may be NULL when count is 0)
+ * @param [in] partitions number of partitions, > 0 (may differ from the sender's)
+ * @param [in] count      elements of @p datatype per partition, >= 0
+ * @param [in] datatype   committed datatype
+ * @param [in] source     source rank in @p comm, or MPI_PROC_NULL (never MPI_ANY_SOURCE)
+ * @param [in] tag        message tag (never MPI_ANY_TAG)
+ * @param [in] comm       communicator
+ * @param [in] info       MPI_INFO_NULL or info with "mpipcl_*" keys
+ * @param [out] request   the new, inactive request (written only on success)
+ * @return MPI_SUCCESS, or MPI_ERR_RANK (wildcard or bad source), MPI_ERR_TAG (wildcard or bad
+ *         tag), MPI_ERR_ARG, MPI_ERR_COUNT, MPI_ERR_TYPE, MPI_ERR_COMM, MPI_ERR_NO_MEM.
+ * Thread safety: may be called from any thread at MPI_THREAD_MULTIPLE.
+ */
+MPIPCL_API int MPI_Precv_init(void* buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source,
+                   int tag, MPI_Comm comm, MPI_Info info, MPI_Request* request);
+
+/**
+ * @brief Mark one send partition ready to be transferred.
+ * @param [in] partition partition index in [0, partitions)
+ * @param [in] request   an active partitioned send request
+ * @return MPI_SUCCESS, MPI_ERR_ARG (partition out of range or already marked in this round),
+ *         MPI_ERR_REQUEST (not a partitioned send request, or not started).
+ * Thread safety: lock-free; many threads may mark different partitions concurrently.
+ */
+MPIPCL_API int MPI_Pready(int partition, MPI_Request request);
+
+/**
+ * @brief Mark the partitions partition_low..partition_high (inclusive) ready.
+ * @return as MPI_Pready; MPI_ERR_ARG also when partition_low > partition_high.
+ * Thread safety: as MPI_Pready.
+ */
+MPIPCL_API int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request);
+
+/**
+ * @brief Mark the listed partitions ready (any order; duplicates are erroneous).
+ * @return as MPI_Pready; MPI_ERR_ARG for a negative length, NULL array or duplicate entry.
+ * Thread safety: as MPI_Pready.
+ */
+MPIPCL_API int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request);
+
+/**
+ * @brief Ask whether one receive partition has arrived.
+ * @param [in] request   partitioned receive request (MPI_REQUEST_NULL or inactive: flag = true)
+ * @param [in] partition receive partition index in [0, partitions)
+ * @param [out] flag     true once every byte of that partition is in the buffer
+ * @return MPI_SUCCESS, MPI_ERR_ARG (partition out of range, NULL flag), MPI_ERR_REQUEST
+ *         (a send request or a request that is not partitioned).
+ * Thread safety: may be called from any thread at MPI_THREAD_MULTIPLE; it drives progress
+ * itself, so a loop of only MPI_Parrived calls terminates.
+ */
+MPIPCL_API int MPI_Parrived(MPI_Request request, int partition, int* flag);
+
+#endif /* MPI_VERSION < 4 */
+
+/**
+ * @brief Report whether this process's MPI calls reach mpipcl's wrappers.
+ * @param [out] flag 1 if MPI_Wait and MPI_Start resolve to mpipcl (correct link order or
+ *                   LD_PRELOAD), 0 if the MPI library's own symbols win.
+ * @return MPI_SUCCESS.
+ * Thread safety: any thread.
+ */
+MPIPCL_API int MPIX_Pcl_interposed(int* flag);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MPIPCL_H_INCLUDED */

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Environment variables and info keys.
+#include "common/config.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "common/error.hpp"
+#include "common/log.hpp"
+
+namespace mpipcl {
+
+namespace {
+Config g_config;
+
+bool env_int(const char* name, std::int64_t lo, std::int64_t hi, std::int64_t* out)
+{
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0') {
+        return false;
+    }
+    char* end = nullptr;
+    long long x = std::strtoll(v, &end, 10);
+    if (*end != '\0' || x < lo || x > hi) {
+        MPIPCL_LOG(Warn, "ignoring %s=%s (expected an integer in [%lld, %lld])", name, v,
+                   static_cast<long long>(lo), static_cast<long long>(hi));
+        return false;
+    }
+    *out = x;
+    return true;
+}
+}  // namespace
+
+bool parse_backend(const std::string& text, BackendKind* out)
+{
+    if (text == "persistent") {
+        *out = BackendKind::Persistent;
+    } else if (text == "rma") {
+        *out = BackendKind::Rma;
+    } else if (text == "native") {
+        *out = BackendKind::Native;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+const char* backend_name(BackendKind kind)
+{
+    switch (kind) {
+        case BackendKind::Persistent: return "persistent";
+        case BackendKind::Rma: return "rma";
+        case BackendKind::Native: return "native";
+    }
+    return "?";
+}
+
+Config Config::load()
+{
+    Config c;
+    if (const char* lvl = std::getenv("MPIPCL_LOG_LEVEL")) {
+        static const char* const names[] = {"error", "warn", "info", "debug", "trace"};
+        for (int i = 0; i < 5; ++i) {
+            if (std::strcmp(lvl, names[i]) == 0) {
+                log::g_level = i;
+            }
+        }
+    }
+    if (const char* b = std::getenv("MPIPCL_BACKEND"); b != nullptr && *b != '\0') {
+        if (!parse_backend(b, &c.backend)) {
+            c.backend_env_invalid = true;
+            MPIPCL_LOG(Error, "MPIPCL_BACKEND=%s is not persistent|rma|native", b);
+        }
+    }
+    std::int64_t v = 0;
+    if (env_int("MPIPCL_PROGRESS_THREAD", 0, 1, &v)) {
+        c.progress_thread = v != 0;
+    }
+    if (env_int("MPIPCL_MESSAGES", 0, 1 << 20, &v)) {
+        c.messages = static_cast<int>(v);
+    }
+    if (env_int("MPIPCL_MIN_MESSAGE_BYTES", 1, std::int64_t{1} << 40, &v)) {
+        c.min_message_bytes = v;
+    }
+    if (env_int("MPIPCL_MAX_MESSAGES", 1, 1 << 20, &v)) {
+        c.max_messages = static_cast<int>(v);
+    }
+    if (env_int("MPIPCL_PROGRESS_MAX_SLEEP_US", 0, 1000000, &v)) {
+        c.progress_max_sleep_us = static_cast<int>(v);
+    }
+    return c;
+}
+
+const Config& config() { return g_config; }
+void set_config(const Config& cfg) { g_config = cfg; }
+
+RequestOptions request_options(MPI_Info info)
+{
+    if (g_config.backend_env_invalid) {
+        throw Error(ErrId::BadBackend, "MPIPCL_BACKEND is not persistent|rma|native");
+    }
+    RequestOptions o{g_config.backend, g_config.messages};
+    if (info == MPI_INFO_NULL) {
+        return o;
+    }
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+    PMPI_Info_get(info, "mpipcl_backend", MPI_MAX_INFO_VAL, value, &flag);
+    if (flag && !parse_backend(value, &o.backend)) {
+        throw Error(ErrId::BadBackend, std::string("mpipcl_backend=") + value +
+                                           " is not persistent|rma|native");
+    }
+    PMPI_Info_get(info, "mpipcl_messages", MPI_MAX_INFO_VAL, value, &flag);
+    if (flag) {
+        char* end = nullptr;
+        long x = std::strtol(value, &end, 10);
+        if (*end != '\0' || x < 0 || x > (1 << 20)) {
+            throw Error(ErrId::BadInfoValue,
+                        std::string("mpipcl_messages=") + value + " is not in [0, 1048576]");
+        }
+        o.messages = static_cast<int>(x);
+    }
+    return o;
+}
+
+}  // namespace mpipcl

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Process-wide configuration: environment variables read once, overridable per request by info.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+
+namespace mpipcl {
+
+enum class BackendKind : int { Persistent = 0, Rma = 1, Native = 2 };
+
+/// Parses "persistent" | "rma" | "native"; returns false for anything else.
+bool parse_backend(const std::string& text, BackendKind* out);
+const char* backend_name(BackendKind kind);
+
+/// Values documented in docs/config.md. Read once by Config::load() at MPI initialization.
+struct Config {
+    BackendKind backend = BackendKind::Persistent;  ///< MPIPCL_BACKEND
+    bool progress_thread = true;                    ///< MPIPCL_PROGRESS_THREAD (0/1)
+    int messages = 0;                  ///< MPIPCL_MESSAGES: internal messages, 0 = automatic
+    std::int64_t min_message_bytes = 4096;  ///< MPIPCL_MIN_MESSAGE_BYTES (automatic mode)
+    int max_messages = 1024;                ///< MPIPCL_MAX_MESSAGES (automatic mode cap)
+    int progress_max_sleep_us = 200;        ///< MPIPCL_PROGRESS_MAX_SLEEP_US
+    bool backend_env_invalid = false;       ///< MPIPCL_BACKEND was set to something unknown
+
+    static Config load();
+};
+
+/// The process configuration (valid after Config::load() ran in MPI_Init*).
+const Config& config();
+void set_config(const Config& cfg);
+
+/// Per-request options: the process Config overridden by "mpipcl_*" info keys.
+struct RequestOptions {
+    BackendKind backend;
+    int messages;
+};
+
+/// Reads "mpipcl_backend" and "mpipcl_messages" from @p info (MPI_INFO_NULL allowed).
+/// Throws mpipcl::Error(MPI_ERR_INFO_VALUE-class code) for a malformed value.
+RequestOptions request_options(MPI_Info info);
+
+}  // namespace mpipcl

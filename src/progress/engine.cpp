@@ -1,0 +1,552 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Handshake, matching in init order, and progress of active requests.
+#include "progress/engine.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/config.hpp"
+#include "common/error.hpp"
+#include "common/log.hpp"
+#include "persistent/backend.hpp"
+#include "progress/comm_info.hpp"
+#include "requests/registry.hpp"
+
+namespace mpipcl::progress {
+
+using requests::Agreement;
+using requests::Kind;
+using requests::Pairing;
+
+namespace {
+/// Error ids travel as ErrId+1 (codes registered at run time may differ between processes).
+std::int32_t encode_error(int code)
+{
+    for (int i = 0; i < static_cast<int>(ErrId::Count_); ++i) {
+        if (error_code(static_cast<ErrId>(i)) == code) {
+            return i + 1;
+        }
+    }
+    return static_cast<std::int32_t>(ErrId::Internal) + 1;
+}
+int decode_error(std::int32_t e)
+{
+    if (e <= 0 || e > static_cast<int>(ErrId::Count_)) {
+        return error_code(ErrId::Internal);
+    }
+    return error_code(static_cast<ErrId>(e - 1));
+}
+}  // namespace
+
+Engine& Engine::instance()
+{
+    static Engine* engine = new Engine();  // never destroyed: may be used until process exit
+    return *engine;
+}
+
+void Engine::init()
+{
+    if (initialized()) {
+        return;
+    }
+    set_config(Config::load());
+    register_error_codes();
+    MPIPCL_CHECK_MPI(PMPI_Comm_dup(MPI_COMM_WORLD, &comm_));
+    PMPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+    PMPI_Comm_set_name(comm_, const_cast<char*>("mpipcl private"));
+    PMPI_Comm_rank(comm_, &rank_);
+    int* tag_ub = nullptr;
+    int flag = 0;
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
+    tags_.reset(kCtrlTag + 1, flag ? *tag_ub : 32767);
+    int provided = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&provided);
+    thread_multiple_ = provided == MPI_THREAD_MULTIPLE;
+    comm_info_init();
+    stop_ = false;
+    initialized_.store(true, std::memory_order_release);
+    MPIPCL_LOG(Debug, "engine up: thread level %d, tag ub %d", provided, flag ? *tag_ub : -1);
+}
+
+void Engine::finalize()
+{
+    if (!initialized()) {
+        return;
+    }
+    {
+        std::lock_guard<std::mutex> lk(wake_mu_);
+        stop_ = true;
+    }
+    wake_cv_.notify_all();
+    if (thread_.joinable()) {
+        thread_.join();
+    }
+    thread_running_.store(false, std::memory_order_release);
+    std::lock_guard<std::mutex> lk(mu_);
+    if (ctrl_posted_) {
+        PMPI_Cancel(&ctrl_req_);
+        PMPI_Wait(&ctrl_req_, MPI_STATUS_IGNORE);
+        ctrl_posted_ = false;
+    }
+    for (auto& o : outgoing_) {
+        PMPI_Wait(&o.req, MPI_STATUS_IGNORE);
+    }
+    outgoing_.clear();
+    unexpected_.clear();
+    unmatched_.clear();
+    sends_.clear();
+    recvs_.clear();
+    for (auto& r : active_) {
+        r->in_active_list = false;
+    }
+    active_.clear();
+    requests::HandleRegistry::instance().for_each(
+        [](Request& r) { r.release_backend_locked(); });
+    PMPI_Comm_free(&comm_);
+    comm_info_finalize();
+    initialized_.store(false, std::memory_order_release);
+}
+
+void Engine::add(const std::shared_ptr<Request>& req)
+{
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        post_ctrl_recv_locked();
+        const auto& ep = req->endpoint();
+        if (req->kind() == Kind::Send) {
+            sends_[req->id()] = req;
+            CtrlMsg m{};
+            m.type = MsgType::Setup;
+            m.tag = ep.tag;
+            m.comm_key = ep.comm_key;
+            m.send_id = req->id();
+            m.part_bytes = ep.part_bytes();
+            m.elem_bytes = ep.elem_bytes;
+            m.partitions = ep.partitions;
+            m.backend = static_cast<std::int32_t>(req->options().backend);
+            m.messages = req->options().messages > 0
+                             ? req->options().messages
+                             : persistent::auto_messages(ep.partitions, ep.total_bytes(),
+                                                         config().min_message_bytes,
+                                                         config().max_messages);
+            pending_pairs_.fetch_add(1, std::memory_order_relaxed);
+            send_ctrl_locked(ep.peer_world, m);
+        } else {
+            pending_pairs_.fetch_add(1, std::memory_order_relaxed);
+            MatchKey key{ep.comm_key, ep.peer_world, ep.tag};
+            auto it = unexpected_.find(key);
+            if (it != unexpected_.end() && !it->second.empty()) {
+                Setup s = it->second.front();
+                it->second.pop_front();
+                if (it->second.empty()) {
+                    unexpected_.erase(it);
+                }
+                match_locked(req, s);
+            } else {
+                unmatched_[key].push_back(req);
+            }
+        }
+        start_thread_locked();
+    }
+    wake();
+}
+
+void Engine::start(const std::shared_ptr<Request>& req)
+{
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        req->begin_round_locked();
+        if (!req->round_complete()) {
+            activate_locked(req);
+        }
+    }
+    wake();
+}
+
+void Engine::start_local(Request& req)
+{
+    std::lock_guard<std::mutex> lk(mu_);
+    req.begin_round_locked();
+}
+
+void Engine::remove(const std::shared_ptr<Request>& req)
+{
+    std::lock_guard<std::mutex> lk(mu_);
+    const auto& ep = req->endpoint();
+    const Pairing pairing = req->pairing();
+    if (req->kind() == Kind::Send) {
+        sends_.erase(req->id());
+        if (pairing == Pairing::Unpaired) {
+            pending_pairs_.fetch_sub(1, std::memory_order_relaxed);
+        }
+        if (!req->ever_started() && pairing != Pairing::Failed) {
+            // Withdraw the Setup so it cannot pair with (and starve) a later receive.
+            CtrlMsg m{};
+            m.type = MsgType::Cancel;
+            m.tag = ep.tag;
+            m.comm_key = ep.comm_key;
+            m.send_id = req->id();
+            send_ctrl_locked(ep.peer_world, m);
+        }
+    } else if (pairing == Pairing::Unpaired) {
+        pending_pairs_.fetch_sub(1, std::memory_order_relaxed);
+        MatchKey key{ep.comm_key, ep.peer_world, ep.tag};
+        auto it = unmatched_.find(key);
+        if (it != unmatched_.end()) {
+            auto& q = it->second;
+            q.erase(std::remove(q.begin(), q.end(), req), q.end());
+            if (q.empty()) {
+                unmatched_.erase(it);
+            }
+        }
+    } else {
+        recvs_.erase({ep.peer_world, req->peer_id});
+        if (!req->ever_started() && pairing == Pairing::Paired) {
+            CtrlMsg m{};
+            m.type = MsgType::PeerFreed;
+            m.send_id = req->peer_id;
+            send_ctrl_locked(ep.peer_world, m);
+        }
+    }
+    release_tags_locked(*req);
+    if (req->in_active_list) {
+        active_.erase(std::remove(active_.begin(), active_.end(), req), active_.end());
+        req->in_active_list = false;
+        active_count_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    req->release_backend_locked();
+}
+
+bool Engine::progress() noexcept
+{
+    std::unique_lock<std::mutex> lk(mu_, std::try_to_lock);
+    if (!lk.owns_lock() || !initialized()) {
+        return false;
+    }
+    const int before = active_count_.load(std::memory_order_relaxed);
+    const int pairs_before = pending_pairs_.load(std::memory_order_relaxed);
+    try {
+        progress_locked();
+    } catch (const std::exception& e) {
+        MPIPCL_LOG(Error, "progress failed: %s", e.what());
+    }
+    return active_count_.load(std::memory_order_relaxed) != before ||
+           pending_pairs_.load(std::memory_order_relaxed) != pairs_before;
+}
+
+void Engine::progress_locked()
+{
+    if (ctrl_posted_) {
+        for (int i = 0; i < 64; ++i) {
+            int flag = 0;
+            MPI_Status st;
+            MPIPCL_CHECK_MPI(PMPI_Test(&ctrl_req_, &flag, &st));
+            if (!flag) {
+                break;
+            }
+            ctrl_posted_ = false;
+            const CtrlMsg msg = ctrl_buf_;
+            post_ctrl_recv_locked();
+            handle_ctrl_locked(msg, st.MPI_SOURCE);
+        }
+    }
+    for (std::size_t i = 0; i < outgoing_.size();) {
+        int flag = 0;
+        PMPI_Test(&outgoing_[i].req, &flag, MPI_STATUS_IGNORE);
+        if (flag) {
+            outgoing_[i] = std::move(outgoing_.back());
+            outgoing_.pop_back();
+        } else {
+            ++i;
+        }
+    }
+    for (std::size_t i = 0; i < active_.size();) {
+        if (active_[i]->progress_locked()) {
+            active_[i]->in_active_list = false;
+            active_[i] = std::move(active_.back());
+            active_.pop_back();
+            active_count_.fetch_sub(1, std::memory_order_relaxed);
+        } else {
+            ++i;
+        }
+    }
+}
+
+void Engine::post_ctrl_recv_locked()
+{
+    if (ctrl_posted_) {
+        return;
+    }
+    MPIPCL_CHECK_MPI(PMPI_Irecv(&ctrl_buf_, sizeof(CtrlMsg), MPI_BYTE, MPI_ANY_SOURCE, kCtrlTag,
+                                comm_, &ctrl_req_));
+    ctrl_posted_ = true;
+}
+
+void Engine::send_ctrl_locked(int dest, const CtrlMsg& msg)
+{
+    Outgoing o{std::make_unique<CtrlMsg>(msg), MPI_REQUEST_NULL};
+    MPIPCL_CHECK_MPI(
+        PMPI_Isend(o.msg.get(), sizeof(CtrlMsg), MPI_BYTE, dest, kCtrlTag, comm_, &o.req));
+    outgoing_.push_back(std::move(o));
+}
+
+void Engine::handle_ctrl_locked(const CtrlMsg& msg, int src)
+{
+    switch (msg.type) {
+        case MsgType::Setup: {
+            MatchKey key{msg.comm_key, src, msg.tag};
+            auto it = unmatched_.find(key);
+            if (it != unmatched_.end() && !it->second.empty()) {
+                auto recv = it->second.front();
+                it->second.pop_front();
+                if (it->second.empty()) {
+                    unmatched_.erase(it);
+                }
+                match_locked(recv, Setup{msg, src});
+            } else {
+                unexpected_[key].push_back(Setup{msg, src});
+            }
+            break;
+        }
+        case MsgType::Reply:
+            handle_reply_locked(msg);
+            break;
+        case MsgType::Cancel:
+            handle_cancel_locked(msg, src);
+            break;
+        case MsgType::PeerFreed: {
+            auto it = sends_.find(msg.send_id);
+            if (it != sends_.end()) {
+                it->second->fail_locked(error_code(ErrId::PeerFreed));
+            }
+            break;
+        }
+        default:
+            MPIPCL_LOG(Error, "unknown control message %d from %d", static_cast<int>(msg.type), src);
+    }
+}
+
+void Engine::match_locked(const std::shared_ptr<Request>& recv, const Setup& setup)
+{
+    const auto& ep = recv->endpoint();
+    pending_pairs_.fetch_sub(1, std::memory_order_relaxed);
+    recv->peer_id = setup.msg.send_id;
+    recvs_[{setup.src, setup.msg.send_id}] = recv;
+
+    Agreement a;
+    a.send_partitions = setup.msg.partitions;
+    a.send_part_bytes = setup.msg.part_bytes;
+    a.send_elem_bytes = setup.msg.elem_bytes;
+    a.recv_partitions = ep.partitions;
+    a.recv_part_bytes = ep.part_bytes();
+    a.recv_elem_bytes = ep.elem_bytes;
+    a.messages = recv->options().messages > 0 ? recv->options().messages : setup.msg.messages;
+    // Different backends asked on the two sides: the persistent one works with any peer.
+    a.backend = static_cast<BackendKind>(setup.msg.backend) == recv->options().backend
+                    ? recv->options().backend
+                    : BackendKind::Persistent;
+
+    CtrlMsg reply{};
+    reply.type = MsgType::Reply;
+    reply.send_id = setup.msg.send_id;
+    reply.recv_id = recv->id();
+    reply.partitions = a.recv_partitions;
+    reply.part_bytes = a.recv_part_bytes;
+    reply.elem_bytes = a.recv_elem_bytes;
+    reply.messages = a.messages;
+    reply.backend = static_cast<std::int32_t>(a.backend);
+
+    const std::int64_t send_total = a.send_part_bytes * a.send_partitions;
+    const std::int64_t recv_total = a.recv_part_bytes * a.recv_partitions;
+    int err = MPI_SUCCESS;
+    if (send_total != recv_total) {
+        err = error_code(send_total > recv_total ? ErrId::Truncate : ErrId::SizeMismatch);
+        MPIPCL_LOG(Info, "size mismatch: sender %lld bytes, receiver %lld bytes",
+                   static_cast<long long>(send_total), static_cast<long long>(recv_total));
+    } else {
+        try {
+            recv->pair_locked(a, make_backend_locked(*recv, a));
+            reply.tag_base = recv->agreement().tag_base;
+        } catch (const Error& e) {
+            MPIPCL_LOG(Warn, "cannot set up the receive: %s", e.what());
+            err = e.code();
+        }
+    }
+    if (err != MPI_SUCCESS) {
+        recv->fail_locked(err);
+        reply.error = encode_error(err);
+    }
+    send_ctrl_locked(setup.src, reply);
+    if (recv->is_active() && !recv->round_complete()) {
+        activate_locked(recv);
+    }
+}
+
+void Engine::handle_reply_locked(const CtrlMsg& msg)
+{
+    auto it = sends_.find(msg.send_id);
+    if (it == sends_.end()) {
+        return;  // freed meanwhile
+    }
+    auto req = it->second;
+    if (req->pairing() != Pairing::Unpaired) {
+        return;
+    }
+    pending_pairs_.fetch_sub(1, std::memory_order_relaxed);
+    req->peer_id = msg.recv_id;
+    if (msg.error != 0) {
+        req->fail_locked(decode_error(msg.error));
+        return;
+    }
+    const auto& ep = req->endpoint();
+    Agreement a;
+    a.send_partitions = ep.partitions;
+    a.send_part_bytes = ep.part_bytes();
+    a.send_elem_bytes = ep.elem_bytes;
+    a.recv_partitions = msg.partitions;
+    a.recv_part_bytes = msg.part_bytes;
+    a.recv_elem_bytes = msg.elem_bytes;
+    a.messages = msg.messages;
+    a.tag_base = msg.tag_base;
+    a.backend = static_cast<BackendKind>(msg.backend);
+    try {
+        req->pair_locked(a, make_backend_locked(*req, a));
+    } catch (const Error& e) {
+        MPIPCL_LOG(Warn, "cannot set up the send: %s", e.what());
+        req->fail_locked(e.code());
+    }
+    if (req->is_active() && !req->round_complete()) {
+        activate_locked(req);
+    }
+}
+
+void Engine::handle_cancel_locked(const CtrlMsg& msg, int src)
+{
+    MatchKey key{msg.comm_key, src, msg.tag};
+    auto u = unexpected_.find(key);
+    if (u != unexpected_.end()) {
+        auto& q = u->second;
+        auto s = std::find_if(q.begin(), q.end(),
+                              [&](const Setup& x) { return x.msg.send_id == msg.send_id; });
+        if (s != q.end()) {
+            q.erase(s);
+            if (q.empty()) {
+                unexpected_.erase(u);
+            }
+            return;
+        }
+    }
+    auto r = recvs_.find({src, msg.send_id});
+    if (r == recvs_.end()) {
+        return;
+    }
+    // The receive was paired with a send that was freed before it ever started: unpair it
+    // and give it to the next Setup, as if the send had never existed.
+    auto recv = r->second;
+    recvs_.erase(r);
+    release_tags_locked(*recv);
+    recv->unpair_locked();
+    pending_pairs_.fetch_add(1, std::memory_order_relaxed);
+    auto nx = unexpected_.find(key);
+    if (nx != unexpected_.end() && !nx->second.empty()) {
+        Setup s = nx->second.front();
+        nx->second.pop_front();
+        if (nx->second.empty()) {
+            unexpected_.erase(nx);
+        }
+        match_locked(recv, s);
+    } else {
+        unmatched_[key].push_front(recv);
+    }
+}
+
+std::unique_ptr<requests::Backend> Engine::make_backend_locked(Request& req, Agreement& a)
+{
+    if (req.kind() == Kind::Recv) {
+        const int n = persistent::tags_needed(a);
+        a.tag_base = tags_.allocate(n);
+        if (a.tag_base < 0) {
+            throw Error(ErrId::Internal, "out of data tags on the private communicator");
+        }
+    }
+    try {
+        return persistent::create(req, a, comm_);
+    } catch (...) {
+        if (req.kind() == Kind::Recv) {
+            tags_.release(a.tag_base);
+        }
+        throw;
+    }
+}
+
+void Engine::release_tags_locked(Request& req)
+{
+    if (req.kind() == Kind::Recv && req.backend() != nullptr) {
+        tags_.release(req.agreement().tag_base);
+    }
+}
+
+void Engine::activate_locked(const std::shared_ptr<Request>& req)
+{
+    if (!req->in_active_list) {
+        req->in_active_list = true;
+        active_.push_back(req);
+        active_count_.fetch_add(1, std::memory_order_relaxed);
+    }
+}
+
+void Engine::start_thread_locked()
+{
+    if (thread_.joinable() || !thread_multiple_ || !config().progress_thread) {
+        return;
+    }
+    thread_ = std::thread([this] { thread_main(); });
+    thread_running_.store(true, std::memory_order_release);
+}
+
+bool Engine::has_work() const
+{
+    return active_count_.load(std::memory_order_relaxed) > 0 ||
+           pending_pairs_.load(std::memory_order_relaxed) > 0;
+}
+
+void Engine::thread_main()
+{
+    Backoff busy(config().progress_max_sleep_us);
+    for (;;) {
+        {
+            std::unique_lock<std::mutex> lk(wake_mu_);
+            if (stop_) {
+                return;
+            }
+            if (!has_work()) {
+                // Idle: sleep until a request appears (bounded, so nothing is ever missed).
+                wake_cv_.wait_for(lk, std::chrono::milliseconds(50),
+                                  [&] { return stop_ || wake_flag_; });
+                wake_flag_ = false;
+                busy.reset();
+                continue;
+            }
+            wake_flag_ = false;
+        }
+        if (progress()) {
+            busy.reset();
+        } else {
+            busy.pause();
+        }
+    }
+}
+
+void Engine::wake()
+{
+    if (!thread_running_.load(std::memory_order_acquire)) {
+        return;
+    }
+    {
+        std::lock_guard<std::mutex> lk(wake_mu_);
+        wake_flag_ = true;
+    }
+    wake_cv_.notify_one();
+}
+
+}  // namespace mpipcl::progress

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Control messages exchanged on the library's private communicator (tag kCtrlTag).
+#pragma once
+
+#include <cstdint>
+
+namespace mpipcl::progress {
+
+/// Control traffic uses tag 0 of the private communicator; data tags start at 1.
+constexpr int kCtrlTag = 0;
+
+enum class MsgType : std::int32_t {
+    Setup = 1,      ///< sender -> receiver, at Psend_init: describes the send side
+    Reply = 2,      ///< receiver -> sender, at match: accepted (tag base) or error
+    Cancel = 3,     ///< sender -> receiver: a never-started send request was freed
+    PeerFreed = 4,  ///< receiver -> sender: a matched, never-started receive was freed
+};
+
+/// Fixed-size, trivially copyable; both sides run the same binary layout (same library).
+struct CtrlMsg {
+    MsgType type;
+    std::int32_t tag;          ///< the user's tag (Setup)
+    std::uint64_t comm_key;    ///< the user's communicator (Setup)
+    std::uint64_t send_id;     ///< sender's request id
+    std::uint64_t recv_id;     ///< receiver's request id (Reply)
+    std::int64_t part_bytes;   ///< bytes per partition of the writer's side
+    std::int64_t elem_bytes;   ///< type size of the writer's datatype
+    std::int32_t partitions;   ///< partitions of the writer's side
+    std::int32_t backend;      ///< BackendKind asked for (Setup) / agreed (Reply)
+    std::int32_t messages;     ///< requested internal messages, 0 = automatic
+    std::int32_t tag_base;     ///< Reply: first data tag
+    std::int32_t error;        ///< Reply: MPI error code, 0 = accepted
+    std::int32_t reserved;
+    std::uint64_t extra[4];    ///< backend-specific (e.g. RMA addresses)
+};
+
+}  // namespace mpipcl::progress

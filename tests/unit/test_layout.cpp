@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Message layout and the byte-range mapping behind MPI_Parrived.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "persistent/layout.hpp"
+
+using mpipcl::persistent::auto_messages;
+using mpipcl::persistent::Layout;
+using mpipcl::persistent::make_layout;
+using mpipcl::persistent::recv_partition_messages;
+
+namespace {
+
+/// Every invariant a layout must satisfy, for any input.
+void check_invariants(const Layout& l, int s, std::int64_t sb, std::int64_t relem, int max_m)
+{
+    ASSERT_GE(l.messages(), 1);
+    EXPECT_LE(l.messages(), std::max(1, max_m));
+    EXPECT_EQ(l.begin.front(), 0);
+    EXPECT_EQ(l.begin.back(), s * sb);
+    EXPECT_EQ(l.part_begin.front(), 0);
+    EXPECT_EQ(l.part_begin.back(), s);
+    for (int m = 0; m < l.messages(); ++m) {
+        if (l.total_bytes > 0) {
+            EXPECT_LT(l.begin[m], l.begin[m + 1]) << "empty message " << m;
+            EXPECT_LT(l.part_begin[m], l.part_begin[m + 1]);
+        }
+        EXPECT_EQ(l.begin[m], l.part_begin[m] * sb) << "boundary not on a send partition";
+        if (relem > 0) {
+            EXPECT_EQ(l.begin[m] % relem, 0) << "boundary splits a receive element";
+        }
+    }
+}
+
+}  // namespace
+
+TEST(Layout, OneMessagePerPartitionWhenAllowed)
+{
+    Layout l = make_layout(16, 4096, 4, 16);
+    check_invariants(l, 16, 4096, 4, 16);
+    EXPECT_EQ(l.messages(), 16);
+    for (int m = 0; m < 16; ++m) {
+        EXPECT_EQ(l.part_begin[m], m);
+    }
+}
+
+TEST(Layout, AggregatesToRequestedCount)
+{
+    Layout l = make_layout(4096, 8, 8, 8);
+    check_invariants(l, 4096, 8, 8, 8);
+    EXPECT_EQ(l.messages(), 8);
+    EXPECT_EQ(l.part_begin[1], 512);
+}
+
+TEST(Layout, UnevenCountsStillCoverEverything)
+{
+    for (int s : {1, 7, 16, 17, 33, 512, 4096}) {
+        for (int m : {1, 3, 5, 16, 33, 10000}) {
+            Layout l = make_layout(s, 12, 4, m);
+            check_invariants(l, s, 12, 4, m);
+        }
+    }
+}
+
+TEST(Layout, BoundariesRespectTheReceiversElementSize)
+{
+    // 6 send partitions of 4 bytes (ints) into 12-byte receive elements: only every third
+    // partition boundary is usable.
+    Layout l = make_layout(6, 4, 12, 6);
+    check_invariants(l, 6, 4, 12, 6);
+    EXPECT_EQ(l.messages(), 2);
+}
+
+TEST(Layout, ZeroBytesIsOneEmptyMessage)
+{
+    Layout l = make_layout(16, 0, 4, 16);
+    EXPECT_EQ(l.messages(), 1);
+    EXPECT_EQ(l.total_bytes, 0);
+    int first = -1;
+    int last = -1;
+    recv_partition_messages(l, 0, 3, &first, &last);
+    EXPECT_EQ(first, 0);
+    EXPECT_EQ(last, 0);
+}
+
+TEST(Layout, MessageOfByte)
+{
+    Layout l = make_layout(4, 10, 1, 4);
+    EXPECT_EQ(l.message_of_byte(0), 0);
+    EXPECT_EQ(l.message_of_byte(9), 0);
+    EXPECT_EQ(l.message_of_byte(10), 1);
+    EXPECT_EQ(l.message_of_byte(39), 3);
+}
+
+// Receive partition p depends exactly on the messages overlapping its byte range.
+TEST(Layout, RecvPartitionMappingIsByByteRange)
+{
+    struct Case {
+        int s, r;
+    };
+    for (Case c : {Case{1, 16}, Case{16, 1}, Case{16, 32}, Case{32, 16}, Case{33, 17},
+                   Case{17, 33}, Case{4096, 512}, Case{512, 4096}}) {
+        const std::int64_t total = static_cast<std::int64_t>(c.s) * c.r * 8;  // divisible by both
+        const std::int64_t sb = total / c.s;
+        const std::int64_t rb = total / c.r;
+        Layout l = make_layout(c.s, sb, 1, c.s);
+        for (int p = 0; p < c.r; ++p) {
+            int first = -1;
+            int last = -1;
+            recv_partition_messages(l, rb, p, &first, &last);
+            const std::int64_t lo = p * rb;
+            const std::int64_t hi = lo + rb;
+            for (int m = 0; m < l.messages(); ++m) {
+                const bool overlaps = l.begin[m] < hi && l.begin[m + 1] > lo;
+                EXPECT_EQ(overlaps, m >= first && m <= last)
+                    << c.s << "/" << c.r << " partition " << p << " message " << m;
+            }
+        }
+    }
+}
+
+TEST(Layout, AutoMessages)
+{
+    EXPECT_EQ(auto_messages(16, 64 * 1024, 4096, 1024), 16);
+    EXPECT_EQ(auto_messages(4096, 32 * 1024, 4096, 1024), 8);
+    EXPECT_EQ(auto_messages(16, 0, 4096, 1024), 1);
+    EXPECT_EQ(auto_messages(100000, 1 << 30, 4096, 1024), 1024);
+}
