@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# One-stop set-up and run for a fresh Debian 12 machine (see README.md):
+#   bash cmake/run.sh test     install dependencies, build and run the whole test suite
+#                              against Open MPI and MPICH
+#   bash cmake/run.sh bench    install dependencies, build, run the early-bird driver on
+#                              2 local ranks (table on stdout, CSV + PNG under results/)
+# Environment: MPIS="openmpi mpich" (which MPIs), JOBS (build parallelism),
+#              BENCH_ARGS (extra flags for mpipcl-bench), BUILD_TYPE (default RelWithDebInfo).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$here"
+what=${1:-test}
+jobs=${JOBS:-$(nproc)}
+build_type=${BUILD_TYPE:-RelWithDebInfo}
+packages=(cmake g++ make pkg-config libopenmpi-dev openmpi-bin libmpich-dev mpich
+          libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox)
+
+install_deps() {
+    local missing=()
+    for p in "${packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "== installing: ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    $sudo apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}"
+}
+
+# Open MPI refuses to run as root and to oversubscribe unless told; the machine has 2 cores.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+
+build() {  # $1 = openmpi | mpich
+    local mpi=$1 dir="build-$1"
+    echo "== configuring and building against $mpi in $dir"
+    cmake -S . -B "$dir" -DMPI_C_COMPILER="mpicc.$mpi" -DCMAKE_BUILD_TYPE="$build_type" \
+        -DMPIPCL_ENABLE_TESTS=ON -DMPIPCL_ENABLE_BENCHMARKS=ON >"$dir.configure.log" 2>&1 \
+        || { cat "$dir.configure.log"; return 1; }
+    cmake --build "$dir" -j "$jobs"
+}
+
+run_tests() {
+    local rc=0
+    for mpi in ${MPIS:-openmpi mpich}; do
+        build "$mpi"
+        echo "== ctest against $mpi"
+        ctest --test-dir "build-$mpi" --output-on-failure --timeout 300 || rc=1
+    done
+    return $rc
+}
+
+run_bench() {
+    local mpi=${MPIS:-openmpi}
+    mpi=${mpi%% *}
+    build "$mpi"
+    mkdir -p results
+    local exe="build-$mpi/benchmarks/mpipcl-bench"
+    local launcher="mpiexec.$mpi"
+    local extra=()
+    [ "$mpi" = openmpi ] && extra=(--oversubscribe)
+    echo "== mpipcl-bench on 2 local ranks ($mpi)"
+    # shellcheck disable=SC2086
+    "$launcher" -n 2 "${extra[@]}" "$exe" --csv "results/bench-$mpi.csv" \
+        --plot "results/bench-$mpi.png" ${BENCH_ARGS:-}
+    echo "== results: $here/results/bench-$mpi.csv and $here/results/bench-$mpi.png"
+}
+
+install_deps
+case "$what" in
+    test) run_tests ;;
+    bench) run_bench ;;
+    *) echo "usage: $0 test|bench" >&2; exit 2 ;;
+esac
