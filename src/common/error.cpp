@@ -2,6 +2,8 @@
 // Error code registration and error-handler invocation.
 #include "common/error.hpp"
 
+#include <cstring>
+
 #include "common/log.hpp"
 
 namespace mpipcl {
@@ -36,6 +38,13 @@ const ErrDef kDefs[static_cast<int>(ErrId::Count_)] = {
 };
 
 int g_codes[static_cast<int>(ErrId::Count_)];
+
+bool string_is(int code, const char* text)
+{
+    char buf[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    return PMPI_Error_string(code, buf, &len) == MPI_SUCCESS && std::strcmp(buf, text) == 0;
+}
 bool g_registered = false;
 }  // namespace
 
@@ -46,9 +55,11 @@ void register_error_codes()
     }
     for (int i = 0; i < static_cast<int>(ErrId::Count_); ++i) {
         int code = kDefs[i].mpi_class;
-        if (PMPI_Add_error_code(kDefs[i].mpi_class, &code) == MPI_SUCCESS) {
-            PMPI_Add_error_string(code, kDefs[i].text);
-        } else {
+        if (PMPI_Add_error_code(kDefs[i].mpi_class, &code) != MPI_SUCCESS ||
+            PMPI_Add_error_string(code, kDefs[i].text) != MPI_SUCCESS ||
+            !string_is(code, kDefs[i].text)) {
+            // MPICH 4.0.2 returns codes under predefined classes whose string lookup yields
+            // an unrelated message; the bare class is more honest there.
             code = kDefs[i].mpi_class;
         }
         g_codes[i] = code;
