@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// mpipcl-bench: the noise / early-bird benchmark of partitioned communication (2 ranks).
+#include <mpi.h>
+#include <mpipcl.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "mpi_util.hpp"
+#include "options.hpp"
+#include "report.hpp"
+#include "sweep.hpp"
+
+using namespace mpipcl::bench;
+
+namespace {
+
+constexpr int kContinue = -1;
+constexpr int kExitVerifyFailed = 1;
+constexpr int kExitUsage = 2;
+
+/// Checks the command line and environment identically on every rank, before any
+/// communication. Returns the exit code, or kContinue.
+int startup_check(const ParsedOptions& parsed, int rank, int size, int provided)
+{
+    const char* problem = nullptr;
+    std::string text;
+    if (!parsed.error.empty()) {
+        text = parsed.error + " (see --help)";
+        problem = text.c_str();
+    } else if (parsed.options.help) {
+        if (rank == 0) {
+            std::fputs(usage().c_str(), stdout);
+        }
+        return 0;
+    } else if (size != 2) {
+        text = "needs exactly 2 ranks (rank 0 sends, rank 1 receives), got " +
+               std::to_string(size);
+        problem = text.c_str();
+    } else if (provided < MPI_THREAD_MULTIPLE) {
+        problem = "the MPI library does not provide MPI_THREAD_MULTIPLE (sender threads call "
+                  "MPI_Pready and MPI_Isend concurrently)";
+    }
+    if (problem == nullptr) {
+        return kContinue;
+    }
+    if (rank == 0) {
+        std::fprintf(stderr, "mpipcl-bench: %s\n", problem);
+    }
+    return kExitUsage;
+}
+
+/// The requested modes this MPI and mpipcl can run; explicitly requested unsupported ones are
+/// recorded in info.skipped (and announced), defaulted ones are left out silently. Collective.
+std::vector<Mode> select_modes(const Options& options, MPI_Comm comm, int rank, RunInfo& info)
+{
+    std::vector<Mode> modes;
+    for (const Mode mode : options.modes) {
+        const std::string backend = backend_of(mode);
+        if (backend.empty()) {
+            modes.push_back(mode);
+            continue;
+        }
+        Probe probe = probe_backend(comm, backend, options.partitions);
+        if (probe.supported) {
+            modes.push_back(mode);
+        } else if (options.modes_given) {
+            if (rank == 0) {
+                std::fprintf(stderr, "mpipcl-bench: skipping %s: %s\n", mode_name(mode),
+                             probe.reason.c_str());
+            }
+            info.skipped.emplace_back(mode, std::move(probe.reason));
+        }
+    }
+    return modes;
+}
+
+/// Opens the CSV on rank 0 before measuring, so a bad path fails at once on every rank.
+std::FILE* open_csv(const Options& options, MPI_Comm comm, int rank, bool& ok)
+{
+    std::FILE* csv = nullptr;
+    int opened = 1;
+    if (rank == 0 && !options.csv.empty()) {
+        csv = std::fopen(options.csv.c_str(), "w");
+        opened = csv != nullptr ? 1 : 0;
+        if (csv == nullptr) {
+            std::perror(("mpipcl-bench: cannot write --csv " + options.csv).c_str());
+        }
+    }
+    check(MPI_Bcast(&opened, 1, MPI_INT, 0, comm), "MPI_Bcast");
+    ok = opened == 1;
+    return csv;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    int rank = 0;
+    int size = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    const ParsedOptions parsed = parse_options(argc, argv);
+    if (const int code = startup_check(parsed, rank, size, provided); code != kContinue) {
+        MPI_Finalize();
+        return code;
+    }
+    const Options& options = parsed.options;
+
+    MPI_Comm comm = MPI_COMM_NULL;
+    check(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "MPI_Comm_dup");
+    check(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    bool csv_ok = false;
+    std::FILE* csv = open_csv(options, comm, rank, csv_ok);
+    if (!csv_ok) {
+        MPI_Comm_free(&comm);
+        MPI_Finalize();
+        return kExitUsage;
+    }
+
+    RunInfo info;
+    info.mpi_library = mpi_library_version();
+    info.mpipcl_version = MPIPCL_VERSION;
+    const std::vector<Mode> modes = select_modes(options, comm, rank, info);
+
+    std::vector<PointResult> points;
+    long verify_errors = 0;
+    {
+        Sweep sweep(options, comm);
+        const int total =
+            static_cast<int>(options.sizes.size() * modes.size() * options.sides.size());
+        for (const std::size_t bytes : options.sizes) {
+            const Baseline baseline = sweep.measure_baseline(bytes);
+            for (const Mode mode : modes) {
+                for (const Side side : options.sides) {
+                    points.push_back(sweep.run_point(mode, side, bytes, baseline));
+                    verify_errors += points.back().verify_errors;
+                    if (rank == 0) {
+                        std::fprintf(stderr, "%s\n",
+                                     progress_line(points.back(), options,
+                                                   static_cast<int>(points.size()), total)
+                                         .c_str());
+                    }
+                }
+            }
+        }
+    }
+    if (rank == 0) {
+        print_table(stdout, options, info, points);
+        if (csv != nullptr) {
+            write_csv(csv, options, info, points);
+            std::fclose(csv);
+        }
+    }
+    MPI_Comm_free(&comm);
+    MPI_Finalize();
+
+    if (rank == 0 && !options.plot.empty()) {
+        write_plot(options.plot, options, info, points);
+    }
+    return verify_errors > 0 ? kExitVerifyFailed : 0;
+}

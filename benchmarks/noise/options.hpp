@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Command-line options of mpipcl-bench: the modes, sizes and noise model of one run.
+#pragma once
+
+#include <cstddef>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace mpipcl::bench {
+
+/// How the sender moves its buffer (the paper's single-send, multi-send, and partitioned).
+enum class Mode
+{
+    single,
+    multi,
+    part_persistent,
+    part_rma,
+    part_native,
+};
+
+/// Which experiment: sender-perceived bandwidth (send) or receiver early notification (recv).
+enum class Side
+{
+    send,
+    recv,
+};
+
+/// Every mode, in the order the driver runs and reports them.
+inline constexpr Mode kAllModes[] = {Mode::single, Mode::multi, Mode::part_persistent,
+                                     Mode::part_rma, Mode::part_native};
+
+[[nodiscard]] const char* mode_name(Mode mode);
+[[nodiscard]] const char* side_name(Side side);
+/// The "mpipcl_backend" info value of a partitioned mode; empty for single and multi.
+[[nodiscard]] std::string backend_of(Mode mode);
+
+struct Options
+{
+    std::vector<Mode> modes{std::begin(kAllModes), std::end(kAllModes)};
+    bool modes_given = false;  ///< --modes was passed: report unsupported ones as skipped
+    std::vector<std::size_t> sizes{64u << 10, 256u << 10, 1u << 20, 4u << 20, 16u << 20, 64u << 20};
+    int partitions = 16;  ///< sender threads = send partitions = receive partitions
+    double compute_ms = 10.0;
+    double noise_pct = 4.0;
+    std::vector<Side> sides{Side::send, Side::recv};
+    int iterations = 20;
+    int warmup = 2;
+    unsigned seed = 1;  ///< picks the laggard thread of each iteration
+    bool verify = false;
+    std::string csv;
+    std::string plot;
+    bool help = false;
+
+    /// The laggard's extra compute time d = C * N / 100, in seconds.
+    [[nodiscard]] double laggard_delay() const { return compute_ms * noise_pct / 100.0 / 1e3; }
+};
+
+/// The parsed options, or a message saying what is wrong with the command line.
+struct ParsedOptions
+{
+    Options options;
+    std::string error;  ///< non-empty: the command line is invalid
+};
+
+/// Parses argv identically on every rank (no MPI calls).
+[[nodiscard]] ParsedOptions parse_options(int argc, char** argv);
+
+/// The --help text.
+[[nodiscard]] std::string usage();
+
+}  // namespace mpipcl::bench

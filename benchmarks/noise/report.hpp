@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Output of mpipcl-bench: derived metrics, the stdout table, the CSV file and the gnuplot plot.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "options.hpp"
+#include "stats.hpp"
+#include "sweep.hpp"
+
+namespace mpipcl::bench {
+
+/// What the run was made with, printed next to every result.
+struct RunInfo
+{
+    std::string mpi_library;     ///< first line of MPI_Get_library_version
+    std::string mpipcl_version;  ///< MPIPCL_VERSION
+    std::vector<std::pair<Mode, std::string>> skipped;  ///< requested but unsupported, with why
+};
+
+/// The figures reported for one point (times in microseconds, bandwidths in MiB/s).
+struct Metrics
+{
+    Stats perceived_us;
+    Stats perceived_bw;
+    Stats extra_us;
+    Stats comm_us;
+    double latency_us = 0;  ///< L
+    double send_bw = 0;     ///< B
+    double ideal_us = 0;    ///< T* = L + max(S/(P*B), S/B - d)
+    double efficiency = 0;  ///< T* / median perceived time
+};
+
+[[nodiscard]] Metrics derive(const PointResult& point, const Options& options);
+
+/// "64 KiB", "1 MiB", "1000 B".
+[[nodiscard]] std::string format_size(std::size_t bytes);
+
+/// One line for stderr after a point finished.
+[[nodiscard]] std::string progress_line(const PointResult& point, const Options& options,
+                                        int done, int total);
+
+void print_table(std::FILE* out, const Options& options, const RunInfo& info,
+                 const std::vector<PointResult>& points);
+
+/// The CSV: a header row, then one row per point with every parameter and statistic.
+void write_csv(std::FILE* out, const Options& options, const RunInfo& info,
+               const std::vector<PointResult>& points);
+
+/**
+ * Writes a gnuplot script beside png_path (".png" replaced by ".gp") and runs gnuplot on it:
+ * perceived bandwidth against total size, one line per mode, plus the ideal S/T*; with recv-side
+ * points a second panel shows communication and extra compute time. A missing gnuplot or a
+ * failed run only prints a warning. Spawns a process: call after MPI_Finalize.
+ */
+void write_plot(const std::string& png_path, const Options& options, const RunInfo& info,
+                const std::vector<PointResult>& points);
+
+}  // namespace mpipcl::bench

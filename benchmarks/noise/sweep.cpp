@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The measurement loop of mpipcl-bench: plain-send baselines and the noisy-compute iterations.
+#include "sweep.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "mpi_util.hpp"
+#include "stats.hpp"
+
+namespace mpipcl::bench {
+
+namespace {
+
+constexpr int kSender = 0;
+constexpr int kReceiver = 1;
+constexpr int kAckTag = 1;
+constexpr int kPingTag = 2;
+constexpr int kResultTag = 3;
+constexpr int kBaselineTag = 4;
+constexpr int kWarmPings = 10;
+constexpr int kPingPongs = 100;
+constexpr std::size_t kNoMismatch = std::numeric_limits<std::size_t>::max();
+
+using Clock = std::chrono::steady_clock;
+
+/// Seconds on this process's steady clock; the receiver's differ by the estimated offset.
+double now()
+{
+    return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+}
+
+Clock::duration milliseconds(double ms)
+{
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(ms));
+}
+
+/// Byte i of the buffer in iteration round under --verify: a multiplicative hash, so a
+/// shifted or swapped part or a stale iteration shows up as a mismatch.
+unsigned char pattern(int round, std::size_t i)
+{
+    const std::uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ULL +
+                            static_cast<std::uint64_t>(round + 1) * 0xD1B54A32D192ED03ULL;
+    return static_cast<unsigned char>(x >> 56);
+}
+
+}  // namespace
+
+Sweep::Sweep(const Options& options, MPI_Comm comm) : options_(options), comm_(comm)
+{
+    check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+    buffer_.assign(*std::max_element(options_.sizes.begin(), options_.sizes.end()), 0);
+    if (rank_ == kSender) {
+        ready_stamps_.resize(static_cast<std::size_t>(options_.partitions));
+        crew_ = std::make_unique<Crew>(options_.partitions);
+    }
+}
+
+Baseline Sweep::measure_baseline(std::size_t bytes)
+{
+    Baseline baseline;
+    // 1-byte ping, 8-byte reply carrying the receiver's clock: L and the clock offset, taken
+    // from the fastest round trip (Cristian's algorithm).
+    std::vector<double> round_trips;
+    double fastest = std::numeric_limits<double>::infinity();
+    for (int k = 0; k < kWarmPings + kPingPongs; ++k) {
+        unsigned char ping = 0;
+        if (rank_ == kSender) {
+            double remote = 0;
+            const double t0 = now();
+            check(MPI_Send(&ping, 1, MPI_BYTE, kReceiver, kPingTag, comm_), "MPI_Send");
+            check(MPI_Recv(&remote, 1, MPI_DOUBLE, kReceiver, kPingTag, comm_, MPI_STATUS_IGNORE),
+                  "MPI_Recv");
+            const double t2 = now();
+            if (k >= kWarmPings) {
+                round_trips.push_back(t2 - t0);
+                if (t2 - t0 < fastest) {
+                    fastest = t2 - t0;
+                    baseline.clock_offset = remote - (t0 + t2) / 2;
+                }
+            }
+        } else {
+            check(MPI_Recv(&ping, 1, MPI_BYTE, kSender, kPingTag, comm_, MPI_STATUS_IGNORE),
+                  "MPI_Recv");
+            const double t1 = now();
+            check(MPI_Send(&t1, 1, MPI_DOUBLE, kSender, kPingTag, comm_), "MPI_Send");
+        }
+    }
+    baseline.latency = summarize(round_trips).median / 2;
+
+    // Plain MPI_Send of the whole size, receive pre-posted, timed until the 1-byte ack.
+    std::vector<double> times;
+    const int count = static_cast<int>(bytes);
+    for (int k = -options_.warmup; k < options_.iterations; ++k) {
+        unsigned char ack = 0;
+        MPI_Request request = MPI_REQUEST_NULL;
+        if (rank_ == kSender) {
+            check(MPI_Irecv(&ack, 1, MPI_BYTE, kReceiver, kBaselineTag, comm_, &request),
+                  "MPI_Irecv");
+            check(MPI_Barrier(comm_), "MPI_Barrier");
+            const double t0 = now();
+            check(MPI_Send(buffer_.data(), count, MPI_BYTE, kReceiver, kBaselineTag, comm_),
+                  "MPI_Send");
+            check(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
+            if (k >= 0) {
+                times.push_back(now() - t0);
+            }
+        } else {
+            check(MPI_Irecv(buffer_.data(), count, MPI_BYTE, kSender, kBaselineTag, comm_,
+                            &request),
+                  "MPI_Irecv");
+            check(MPI_Barrier(comm_), "MPI_Barrier");
+            check(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
+            check(MPI_Send(&ack, 1, MPI_BYTE, kSender, kBaselineTag, comm_), "MPI_Send");
+        }
+    }
+    baseline.send_time = summarize(times).median;
+    return baseline;
+}
+
+PointResult Sweep::run_point(Mode mode, Side side, std::size_t bytes, const Baseline& baseline)
+{
+    PointResult result;
+    result.mode = mode;
+    result.side = side;
+    result.bytes = bytes;
+    result.baseline = baseline;
+
+    const Endpoint endpoint{comm_, rank_ == kSender, buffer_.data(), bytes, options_.partitions};
+    const auto transfer = make_transfer(mode, endpoint);
+    std::mt19937 rng(options_.seed);
+    std::uniform_int_distribution<int> pick_laggard(0, options_.partitions - 1);
+    const auto measured = static_cast<std::size_t>(options_.iterations);
+    std::vector<Iteration> iterations(measured);
+    long errors = 0;
+    for (int k = -options_.warmup; k < options_.iterations; ++k) {
+        Iteration warmup;
+        Iteration& it = k >= 0 ? iterations[static_cast<std::size_t>(k)] : warmup;
+        const int round = k + options_.warmup;
+        if (rank_ == kSender) {
+            sender_iteration(*transfer, bytes, round, pick_laggard(rng), it);
+            continue;
+        }
+        const std::size_t bad = receiver_iteration(*transfer, side, bytes, round, it);
+        if (bad != kNoMismatch && errors++ == 0) {
+            std::fprintf(stderr,
+                         "mpipcl-bench: --verify: %s %s %zu B, iteration %d: byte %zu is %u, "
+                         "expected %u\n",
+                         mode_name(mode), side_name(side), bytes, round, bad,
+                         unsigned{buffer_[bad]}, unsigned{pattern(round, bad)});
+        }
+    }
+
+    // The receiver hands its clock readings and error count to the sender.
+    std::vector<double> remote(2 * measured + 1);
+    if (rank_ == kReceiver) {
+        for (std::size_t k = 0; k < measured; ++k) {
+            remote[2 * k] = iterations[k].first;
+            remote[2 * k + 1] = iterations[k].done;
+        }
+        remote.back() = static_cast<double>(errors);
+        check(MPI_Send(remote.data(), static_cast<int>(remote.size()), MPI_DOUBLE, kSender,
+                       kResultTag, comm_),
+              "MPI_Send");
+        result.verify_errors = errors;
+        return result;
+    }
+    check(MPI_Recv(remote.data(), static_cast<int>(remote.size()), MPI_DOUBLE, kReceiver,
+                   kResultTag, comm_, MPI_STATUS_IGNORE),
+          "MPI_Recv");
+    result.verify_errors = static_cast<long>(remote.back());
+    for (std::size_t k = 0; k < measured; ++k) {
+        const Iteration& it = iterations[k];
+        const double first = remote[2 * k];
+        const double done = remote[2 * k + 1];
+        result.perceived.push_back(it.ack - it.last_ready);
+        result.comm.push_back(done - baseline.clock_offset - it.last_ready);
+        if (side == Side::recv) {
+            result.extra.push_back(done - first);
+        }
+    }
+    return result;
+}
+
+void Sweep::sender_iteration(Transfer& transfer, std::size_t bytes, int round, int laggard,
+                             Iteration& out)
+{
+    unsigned char ack = 0;
+    MPI_Request ack_request = MPI_REQUEST_NULL;
+    check(MPI_Irecv(&ack, 1, MPI_BYTE, kReceiver, kAckTag, comm_, &ack_request), "MPI_Irecv");
+    check(MPI_Barrier(comm_), "MPI_Barrier");
+
+    const auto start = Clock::now();
+    const auto compute = milliseconds(options_.compute_ms);
+    const auto lagging = milliseconds(options_.compute_ms * (1 + options_.noise_pct / 100));
+    const std::size_t part = bytes / static_cast<std::size_t>(options_.partitions);
+    transfer.begin();
+    const auto compute_and_hand_over = [&](int i) {
+        const std::size_t first = static_cast<std::size_t>(i) * part;
+        if (options_.verify) {
+            for (std::size_t b = first; b < first + part; ++b) {
+                buffer_[b] = pattern(round, b);
+            }
+        }
+        std::this_thread::sleep_until(start + (i == laggard ? lagging : compute));
+        ready_stamps_[static_cast<std::size_t>(i)] = now();
+        transfer.ready(i);
+    };
+    // The last thread to hand over completes the send itself: no join latency is measured.
+    const auto complete = [&] {
+        transfer.finish();
+        check(MPI_Wait(&ack_request, MPI_STATUS_IGNORE), "MPI_Wait");
+        out.ack = now();
+    };
+    crew_->run(compute_and_hand_over, complete);
+    out.last_ready = *std::max_element(ready_stamps_.begin(), ready_stamps_.end());
+}
+
+std::size_t Sweep::receiver_iteration(Transfer& transfer, Side side, std::size_t bytes, int round,
+                                      Iteration& out)
+{
+    transfer.post();
+    check(MPI_Barrier(comm_), "MPI_Barrier");
+    if (side == Side::recv) {
+        out.first = -1;
+        for (int seen = 0; seen < transfer.units();) {
+            seen = transfer.arrived();
+            if (seen > 0 && out.first < 0) {
+                out.first = now();
+            }
+        }
+    }
+    transfer.wait();
+    out.done = now();
+    const unsigned char ack = 1;
+    check(MPI_Send(&ack, 1, MPI_BYTE, kSender, kAckTag, comm_), "MPI_Send");
+
+    if (options_.verify) {
+        for (std::size_t b = 0; b < bytes; ++b) {
+            if (buffer_[b] != pattern(round, b)) {
+                return b;
+            }
+        }
+    }
+    return kNoMismatch;
+}
+
+}  // namespace mpipcl::bench
