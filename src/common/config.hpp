@@ -22,7 +22,7 @@ struct Config {
     int messages = 0;                  ///< MPIPCL_MESSAGES: internal messages, 0 = automatic
     std::int64_t min_message_bytes = 4096;  ///< MPIPCL_MIN_MESSAGE_BYTES (automatic mode)
     int max_messages = 1024;                ///< MPIPCL_MAX_MESSAGES (automatic mode cap)
-    int progress_max_sleep_us = 200;        ///< MPIPCL_PROGRESS_MAX_SLEEP_US
+    int progress_max_sleep_us = 50;        ///< MPIPCL_PROGRESS_MAX_SLEEP_US
     bool backend_env_invalid = false;       ///< MPIPCL_BACKEND was set to something unknown
 
     static Config load();

@@ -53,20 +53,6 @@ class Engine {
     /// One bounded, non-blocking pass; returns immediately if another thread is in it.
     /// Returns true if something happened. Never throws.
     bool progress() noexcept;
-    /// Drives progress until @p done() or forever; with back-off.
-    template <class Pred>
-    void progress_until(Pred done)
-    {
-        Backoff b(50);
-        while (!done()) {
-            if (progress()) {
-                b.reset();
-            } else {
-                b.pause();
-            }
-        }
-    }
-
     std::uint64_t next_id() { return next_id_.fetch_add(1, std::memory_order_relaxed); }
 
    private:
