@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Shared helpers of the MPI test programs: init/finish, checks, byte patterns, bounded waits. */
+#define _POSIX_C_SOURCE 200809L
+#include "testutil.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int tu_rank = -1;
+int tu_size = 0;
+
+static int g_failed = 0;
+
+static pthread_t g_watchdog;
+static pthread_mutex_t g_watchdog_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_watchdog_cond = PTHREAD_COND_INITIALIZER;
+static int g_watchdog_stop = 0;
+static int g_watchdog_running = 0;
+
+static void* watchdog_main(void* arg)
+{
+    (void)arg;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += TU_WATCHDOG_S;
+    pthread_mutex_lock(&g_watchdog_lock);
+    int rc = 0;
+    while (!g_watchdog_stop && rc != ETIMEDOUT) {
+        rc = pthread_cond_timedwait(&g_watchdog_cond, &g_watchdog_lock, &until);
+    }
+    int fire = !g_watchdog_stop;
+    pthread_mutex_unlock(&g_watchdog_lock);
+    if (fire) {
+        fprintf(stderr, "[rank %d] watchdog: test still running after %d s, aborting\n", tu_rank,
+                TU_WATCHDOG_S);
+        fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+        _exit(2);
+    }
+    return NULL;
+}
+
+int tu_init_level(int* argc, char*** argv, int requested, int required, int nprocs)
+{
+    int provided = MPI_THREAD_SINGLE;
+    if (MPI_Init_thread(argc, argv, requested, &provided) != MPI_SUCCESS) {
+        fprintf(stderr, "MPI_Init_thread failed\n");
+        exit(1);
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &tu_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &tu_size);
+    int skip = 0;
+    if (provided < required) {
+        if (tu_rank == 0) {
+            fprintf(stderr, "SKIP: thread level %d granted, %d required\n", provided, required);
+        }
+        skip = 1;
+    }
+    if (nprocs > 0 && tu_size != nprocs) {
+        if (tu_rank == 0) {
+            fprintf(stderr, "SKIP: needs exactly %d ranks, got %d\n", nprocs, tu_size);
+        }
+        skip = 1;
+    }
+    if (skip) {
+        MPI_Finalize();
+        exit(TU_SKIP_CODE);
+    }
+    if (pthread_create(&g_watchdog, NULL, watchdog_main, NULL) == 0) {
+        g_watchdog_running = 1;
+    }
+    return provided;
+}
+
+int tu_init(int* argc, char*** argv, int required, int nprocs)
+{
+    return tu_init_level(argc, argv, MPI_THREAD_MULTIPLE, required, nprocs);
+}
+
+int tu_finish(void)
+{
+    int failed = 0;
+    MPI_Allreduce(&g_failed, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (tu_rank == 0) {
+        printf("%s\n", failed ? "FAIL" : "PASS");
+        fflush(stdout);
+    }
+    if (g_watchdog_running) {
+        pthread_mutex_lock(&g_watchdog_lock);
+        g_watchdog_stop = 1;
+        pthread_cond_signal(&g_watchdog_cond);
+        pthread_mutex_unlock(&g_watchdog_lock);
+        pthread_join(g_watchdog, NULL);
+    }
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
+
+int tu_check(int ok, const char* file, int line, const char* fmt, ...)
+{
+    if (!ok) {
+        char msg[512];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "[rank %d] %s:%d: %s\n", tu_rank, file, line, msg);
+        fflush(stderr);
+        g_failed = 1;
+    }
+    return ok;
+}
+
+static void error_text(int rc, char* out, size_t size)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    int cls = -1;
+    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) {
+        snprintf(text, sizeof text, "(no error string)");
+    }
+    MPI_Error_class(rc, &cls);
+    snprintf(out, size, "code %d, class %d: %s", rc, cls, text);
+}
+
+int tu_mpi_ok(int rc, const char* what, const char* file, int line)
+{
+    if (rc != MPI_SUCCESS) {
+        char text[MPI_MAX_ERROR_STRING + 64];
+        error_text(rc, text, sizeof text);
+        tu_check(0, file, line, "%s failed (%s)", what, text);
+    }
+    return rc;
+}
+
+int tu_expect_err_class(int rc, int cls1, int cls2, const char* what, const char* file, int line)
+{
+    if (rc == MPI_SUCCESS) {
+        return tu_check(0, file, line, "%s returned MPI_SUCCESS, expected an error", what);
+    }
+    if (cls1 == MPI_ERR_LASTCODE) {
+        return 1;
+    }
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    if (cls != cls1 && cls != cls2) {
+        char text[MPI_MAX_ERROR_STRING + 64];
+        error_text(rc, text, sizeof text);
+        return tu_check(0, file, line, "%s: expected error class %d or %d, got %s", what, cls1,
+                        cls2, text);
+    }
+    return 1;
+}
+
+void tu_abort(const char* what, const char* file, int line)
+{
+    fprintf(stderr, "[rank %d] %s:%d: %s; aborting\n", tu_rank, file, line, what);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+    _exit(3);
+}
+
+unsigned char tu_pattern(int rank, int round, size_t index)
+{
+    /* A mixing hash, so that a byte moved to another index, round or sender is caught. */
+    uint64_t x = (uint64_t)index * 0x9E3779B97F4A7C15ull;
+    x ^= ((uint64_t)(unsigned)rank << 40) ^ ((uint64_t)(unsigned)round << 20) ^ 0x5bd1e995u;
+    x ^= x >> 31;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 29;
+    return (unsigned char)(x >> 24);
+}
+
+void tu_fill(void* buf, size_t n, size_t first, int rank, int round)
+{
+    unsigned char* p = (unsigned char*)buf;
+    for (size_t i = 0; i < n; ++i) {
+        p[i] = tu_pattern(rank, round, first + i);
+    }
+}
+
+int tu_verify(const void* buf, size_t n, size_t first, int rank, int round, const char* what)
+{
+    const unsigned char* p = (const unsigned char*)buf;
+    size_t wrong = 0;
+    size_t first_wrong = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (p[i] != tu_pattern(rank, round, first + i)) {
+            if (wrong++ == 0) {
+                first_wrong = i;
+            }
+        }
+    }
+    if (wrong) {
+        tu_check(0, __FILE__, __LINE__,
+                 "%s: %zu of %zu bytes wrong (sender %d, round %d); first at byte %zu: got 0x%02x, "
+                 "expected 0x%02x",
+                 what, wrong, n, rank, round, first + first_wrong, p[first_wrong],
+                 tu_pattern(rank, round, first + first_wrong));
+    }
+    return wrong == 0;
+}
+
+int tu_verify_value(const void* buf, size_t n, unsigned char value, const char* what)
+{
+    const unsigned char* p = (const unsigned char*)buf;
+    for (size_t i = 0; i < n; ++i) {
+        if (p[i] != value) {
+            return tu_check(0, __FILE__, __LINE__, "%s: byte %zu is 0x%02x, expected 0x%02x", what,
+                            i, p[i], value);
+        }
+    }
+    return 1;
+}
+
+double tu_deadline(void) { return MPI_Wtime() + TU_WAIT_TIMEOUT_S; }
+
+void tu_check_deadline(double deadline, const char* what)
+{
+    if (MPI_Wtime() > deadline) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "timeout after %.0f s waiting for %s", TU_WAIT_TIMEOUT_S, what);
+        tu_abort(msg, __FILE__, __LINE__);
+    }
+}
+
+int tu_wait(MPI_Request* req, MPI_Status* status, const char* what)
+{
+    double deadline = tu_deadline();
+    for (;;) {
+        int flag = 0;
+        int rc = MPI_Test(req, &flag, status);
+        if (rc != MPI_SUCCESS || flag) {
+            return rc;
+        }
+        tu_check_deadline(deadline, what);
+    }
+}
+
+int tu_waitall(int n, MPI_Request* reqs, MPI_Status* statuses, const char* what)
+{
+    double deadline = tu_deadline();
+    for (;;) {
+        int flag = 0;
+        int rc = MPI_Testall(n, reqs, &flag, statuses);
+        if (rc != MPI_SUCCESS || flag) {
+            return rc;
+        }
+        tu_check_deadline(deadline, what);
+    }
+}
+
+void tu_wait_arrived(MPI_Request req, int partition, const char* what)
+{
+    double deadline = tu_deadline();
+    int flag = 0;
+    while (!flag) {
+        if (TU_MPI(MPI_Parrived(req, partition, &flag)) != MPI_SUCCESS) {
+            return;
+        }
+        tu_check_deadline(deadline, what);
+    }
+}
+
+void tu_sleep_us(long us)
+{
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+int tu_arg_int(int argc, char** argv, int i, int fallback)
+{
+    return i < argc ? atoi(argv[i]) : fallback;
+}
+
+void tu_shuffled_indices(int* a, int n, unsigned seed)
+{
+    uint64_t x = seed * 6364136223846793005ull + 1442695040888963407ull;
+    for (int i = 0; i < n; ++i) {
+        a[i] = i;
+    }
+    for (int i = n - 1; i > 0; --i) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        int j = (int)((x >> 33) % (uint64_t)(i + 1));
+        int t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+    }
+}
+
+void tu_pready_all(int parts, MPI_Request req)
+{
+    /* Odd partitions in descending order, then even ones ascending: never the natural order. */
+    for (int i = parts - 1 - (parts % 2 == 0 ? 0 : 1); i >= 1; i -= 2) {
+        TU_MPI(MPI_Pready(i, req));
+    }
+    for (int i = 0; i < parts; i += 2) {
+        TU_MPI(MPI_Pready(i, req));
+    }
+}
+
+int tu_transfer_check(MPI_Comm comm, int src, int dst, int tag, int sparts, int rparts, int total,
+                      int round)
+{
+    int me = -1;
+    MPI_Comm_rank(comm, &me);
+    if (me != src && me != dst) {
+        return 1;
+    }
+    unsigned char* sbuf = malloc((size_t)total + 1);
+    unsigned char* rbuf = malloc((size_t)total + 1);
+    MPI_Request reqs[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    int ok = 1;
+    if (me == src) {
+        tu_fill(sbuf, (size_t)total, 0, src, round);
+        ok &= TU_MPI(MPI_Psend_init(sbuf, sparts, total / sparts, MPI_BYTE, dst, tag, comm,
+                                    MPI_INFO_NULL, &reqs[0])) == MPI_SUCCESS;
+    }
+    if (me == dst) {
+        memset(rbuf, 0, (size_t)total);
+        ok &= TU_MPI(MPI_Precv_init(rbuf, rparts, total / rparts, MPI_BYTE, src, tag, comm,
+                                    MPI_INFO_NULL, &reqs[1])) == MPI_SUCCESS;
+    }
+    if (ok) {
+        for (int i = 0; i < 2; ++i) {
+            if (reqs[i] != MPI_REQUEST_NULL) {
+                ok &= TU_MPI(MPI_Start(&reqs[i])) == MPI_SUCCESS;
+            }
+        }
+        if (me == src && ok) {
+            tu_pready_all(sparts, reqs[0]);
+        }
+        ok &= TU_MPI(tu_waitall(2, reqs, MPI_STATUSES_IGNORE, "tu_transfer_check")) ==
+              MPI_SUCCESS;
+        if (me == dst) {
+            ok &= tu_verify(rbuf, (size_t)total, 0, src, round, "tu_transfer_check data");
+        }
+    }
+    for (int i = 0; i < 2; ++i) {
+        if (reqs[i] != MPI_REQUEST_NULL) {
+            TU_MPI(MPI_Request_free(&reqs[i]));
+        }
+    }
+    free(sbuf);
+    free(rbuf);
+    return ok;
+}

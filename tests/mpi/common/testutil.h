@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Shared helpers of the MPI test programs: init/finish, checks, byte patterns, bounded waits. */
+#ifndef MPIPCL_TESTUTIL_H_INCLUDED
+#define MPIPCL_TESTUTIL_H_INCLUDED
+
+#include <mpipcl.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Seconds a bounded wait loop may take before the test fails and aborts. */
+#define TU_WAIT_TIMEOUT_S 20.0
+/** Seconds after tu_init at which the watchdog thread aborts a hung program. */
+#define TU_WATCHDOG_S 60
+/** Exit code that CTest treats as "skipped" (SKIP_RETURN_CODE). */
+#define TU_SKIP_CODE 77
+
+/** This process's rank and the size of MPI_COMM_WORLD (valid after tu_init). */
+extern int tu_rank;
+extern int tu_size;
+
+/**
+ * Initializes MPI with MPI_Init_thread(MPI_THREAD_MULTIPLE) and starts the watchdog.
+ * Exits with TU_SKIP_CODE on every rank when the granted level is below @p required or when
+ * MPI_COMM_WORLD does not have exactly @p nprocs ranks (0 = any size). Returns the granted level.
+ */
+int tu_init(int* argc, char*** argv, int required, int nprocs);
+
+/** As tu_init, but asks MPI_Init_thread for @p requested instead of MPI_THREAD_MULTIPLE. */
+int tu_init_level(int* argc, char*** argv, int requested, int required, int nprocs);
+
+/**
+ * Agrees on the result (MPI_Allreduce MAX of the failure flags on MPI_COMM_WORLD), stops the
+ * watchdog, finalizes MPI and returns the exit code: 0 when every rank passed, 1 otherwise.
+ */
+int tu_finish(void);
+
+/** Records a failure (file, line, rank, message on stderr). Returns @p ok. */
+int tu_check(int ok, const char* file, int line, const char* fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/** Fails the test when @p cond is false; evaluates to the truth of @p cond. */
+#define TU_CHECK(cond) tu_check(!!(cond), __FILE__, __LINE__, "check failed: %s", #cond)
+/** As TU_CHECK with a printf-style explanation. */
+#define TU_CHECK_MSG(cond, ...) tu_check(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
+/** Fails the test when the MPI call does not return MPI_SUCCESS; evaluates to the code. */
+#define TU_MPI(call) tu_mpi_ok((call), #call, __FILE__, __LINE__)
+/** Fails the test unless @p rc is an error of class @p cls. */
+#define TU_EXPECT_ERR(rc, cls) tu_expect_err_class((rc), (cls), (cls), #rc, __FILE__, __LINE__)
+/** Fails the test unless @p rc is an error of class @p cls1 or @p cls2. */
+#define TU_EXPECT_ERR2(rc, cls1, cls2) \
+    tu_expect_err_class((rc), (cls1), (cls2), #rc, __FILE__, __LINE__)
+/** Fails the test when @p rc is MPI_SUCCESS (any error class is accepted). */
+#define TU_EXPECT_ANY_ERR(rc) \
+    tu_expect_err_class((rc), MPI_ERR_LASTCODE, MPI_ERR_LASTCODE, #rc, __FILE__, __LINE__)
+
+int tu_mpi_ok(int rc, const char* what, const char* file, int line);
+int tu_expect_err_class(int rc, int cls1, int cls2, const char* what, const char* file,
+                        int line);
+
+/** Prints @p what with file/line and rank, then aborts the whole job (for hangs). */
+void tu_abort(const char* what, const char* file, int line);
+#define TU_ABORT(what) tu_abort((what), __FILE__, __LINE__)
+
+/** The pattern byte of byte @p index of the data rank @p rank sends in round @p round. */
+unsigned char tu_pattern(int rank, int round, size_t index);
+/** Fills @p n bytes with the pattern bytes first .. first+n-1 of (rank, round). */
+void tu_fill(void* buf, size_t n, size_t first, int rank, int round);
+/**
+ * Verifies @p n bytes against pattern bytes first .. first+n-1 of (rank, round); reports the
+ * first mismatch (labelled @p what) and the number of wrong bytes as a failure. Returns 1 if OK.
+ */
+int tu_verify(const void* buf, size_t n, size_t first, int rank, int round, const char* what);
+/** Verifies that @p n bytes all equal @p value (guard regions, untouched buffers). */
+int tu_verify_value(const void* buf, size_t n, unsigned char value, const char* what);
+
+/** MPI_Wtime() + TU_WAIT_TIMEOUT_S. */
+double tu_deadline(void);
+/** Aborts (TU_ABORT) when @p deadline has passed; @p what names the operation waited for. */
+void tu_check_deadline(double deadline, const char* what);
+
+/** MPI_Test loop bounded by TU_WAIT_TIMEOUT_S; returns the MPI_Test code that completed it. */
+int tu_wait(MPI_Request* req, MPI_Status* status, const char* what);
+/** MPI_Testall loop bounded by TU_WAIT_TIMEOUT_S; returns the MPI_Testall code. */
+int tu_waitall(int n, MPI_Request* reqs, MPI_Status* statuses, const char* what);
+/** MPI_Parrived loop on one partition bounded by TU_WAIT_TIMEOUT_S. */
+void tu_wait_arrived(MPI_Request req, int partition, const char* what);
+
+/** Sleeps @p us microseconds (nanosleep; usleep is not C11/POSIX-2008). */
+void tu_sleep_us(long us);
+
+/** Integer command-line argument @p i (1-based), or @p fallback when absent. */
+int tu_arg_int(int argc, char** argv, int i, int fallback);
+
+/** Fills @p a with 0 .. n-1 in a pseudo-random order determined by @p seed. */
+void tu_shuffled_indices(int* a, int n, unsigned seed);
+
+/** Marks partitions 0 .. parts-1 ready in a scrambled order, one MPI_Pready each. */
+void tu_pready_all(int parts, MPI_Request req);
+
+/**
+ * One complete partitioned transfer of @p total bytes (MPI_BYTE) from rank @p src to rank
+ * @p dst on @p comm with fresh requests (sparts / rparts partitions), bounded waits, every byte
+ * verified on @p dst, requests freed. Ranks other than src and dst return at once. Returns 1
+ * when this rank's part succeeded.
+ */
+int tu_transfer_check(MPI_Comm comm, int src, int dst, int tag, int sparts, int rparts,
+                      int total, int round);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MPIPCL_TESTUTIL_H_INCLUDED */

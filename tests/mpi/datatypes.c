@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Derived datatypes (vector, indexed, struct, resized) and different datatypes on the two sides
+ * with equal type signatures; holes in the receive datatype stay untouched. */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#define TAG 6
+#define ROUNDS 2
+#define SENTINEL 0xEE
+
+typedef struct {
+    const char* name;
+    MPI_Datatype stype;
+    int sparts;
+    int scount;
+    MPI_Datatype rtype;
+    int rparts;
+    int rcount;
+} Case;
+
+typedef struct {
+    int i;
+    double d;
+    char c[3];
+} Record;
+
+/* Bytes spanned by n consecutive elements of a datatype with lower bound 0. */
+static size_t span(MPI_Datatype type, int n)
+{
+    MPI_Aint lb, extent, true_lb, true_extent;
+    MPI_Type_get_extent(type, &lb, &extent);
+    MPI_Type_get_true_extent(type, &true_lb, &true_extent);
+    MPI_Aint tail = true_lb + true_extent - extent;
+    return (size_t)(n * extent + (tail > 0 ? tail : 0));
+}
+
+/* The receive buffer the sender's data must produce: the send buffer packed with the send
+ * datatype and unpacked with the receive datatype over a SENTINEL-filled buffer. */
+static unsigned char* expected_recv(const Case* c, const unsigned char* sbuf, size_t rbytes)
+{
+    int packed_size = 0;
+    MPI_Pack_size(c->sparts * c->scount, c->stype, MPI_COMM_WORLD, &packed_size);
+    unsigned char* packed = malloc((size_t)packed_size);
+    int pos = 0;
+    MPI_Pack(sbuf, c->sparts * c->scount, c->stype, packed, packed_size, &pos, MPI_COMM_WORLD);
+    unsigned char* expect = malloc(rbytes);
+    memset(expect, SENTINEL, rbytes);
+    int upos = 0;
+    MPI_Unpack(packed, pos, &upos, expect, c->rparts * c->rcount, c->rtype, MPI_COMM_WORLD);
+    free(packed);
+    return expect;
+}
+
+static void run_case(const Case* c)
+{
+    size_t sbytes = span(c->stype, c->sparts * c->scount);
+    size_t rbytes = span(c->rtype, c->rparts * c->rcount);
+    unsigned char* sbuf = malloc(sbytes);
+    unsigned char* rbuf = malloc(rbytes);
+    MPI_Request req;
+    if (tu_rank == 0) {
+        TU_MPI(MPI_Psend_init(sbuf, c->sparts, c->scount, c->stype, 1, TAG, MPI_COMM_WORLD,
+                              MPI_INFO_NULL, &req));
+    } else {
+        TU_MPI(MPI_Precv_init(rbuf, c->rparts, c->rcount, c->rtype, 0, TAG, MPI_COMM_WORLD,
+                              MPI_INFO_NULL, &req));
+    }
+    for (int round = 0; round < ROUNDS; ++round) {
+        tu_fill(sbuf, sbytes, 0, 0, round);
+        if (tu_rank == 0) {
+            TU_MPI(MPI_Start(&req));
+            tu_pready_all(c->sparts, req);
+            TU_MPI(tu_wait(&req, MPI_STATUS_IGNORE, c->name));
+            continue;
+        }
+        memset(rbuf, SENTINEL, rbytes);
+        TU_MPI(MPI_Start(&req));
+        MPI_Status st;
+        TU_MPI(tu_wait(&req, &st, c->name));
+        int count = -1;
+        MPI_Get_count(&st, c->rtype, &count);
+        TU_CHECK_MSG(count == c->rparts * c->rcount, "%s: MPI_Get_count = %d, expected %d",
+                     c->name, count, c->rparts * c->rcount);
+        unsigned char* expect = expected_recv(c, sbuf, rbytes);
+        for (size_t i = 0; i < rbytes; ++i) {
+            if (rbuf[i] != expect[i]) {
+                TU_CHECK_MSG(0, "%s round %d: byte %zu is 0x%02x, expected 0x%02x%s", c->name,
+                             round, i, rbuf[i], expect[i],
+                             expect[i] == SENTINEL ? " (a hole of the receive datatype)" : "");
+                break;
+            }
+        }
+        free(expect);
+    }
+    TU_MPI(MPI_Request_free(&req));
+    free(sbuf);
+    free(rbuf);
+}
+
+static MPI_Datatype commit(MPI_Datatype t)
+{
+    MPI_Type_commit(&t);
+    return t;
+}
+
+int main(int argc, char** argv)
+{
+    tu_init(&argc, &argv, MPI_THREAD_SINGLE, 2);
+    MPI_Datatype vec_s, vec_r, indexed, record, record_raw, int_gap, dcontig, dvec;
+    MPI_Type_vector(4, 2, 3, MPI_INT, &vec_s); /* 8 ints in 11, holes of 1 */
+    MPI_Type_vector(2, 4, 6, MPI_INT, &vec_r); /* 8 ints in 10, holes of 2 */
+    int blocklens[3] = {1, 3, 2};
+    int displs[3] = {5, 0, 9}; /* not monotone */
+    MPI_Type_indexed(3, blocklens, displs, MPI_INT, &indexed);
+    int rlens[3] = {1, 1, 3};
+    MPI_Aint rdispls[3] = {offsetof(Record, i), offsetof(Record, d), offsetof(Record, c)};
+    MPI_Datatype rtypes[3] = {MPI_INT, MPI_DOUBLE, MPI_CHAR};
+    MPI_Type_create_struct(3, rlens, rdispls, rtypes, &record_raw);
+    MPI_Type_create_resized(record_raw, 0, sizeof(Record), &record); /* padding = holes */
+    MPI_Type_create_resized(MPI_INT, 0, 12, &int_gap);                /* 8-byte hole per int */
+    MPI_Type_contiguous(3, MPI_DOUBLE, &dcontig);
+    MPI_Type_vector(5, 2, 3, MPI_DOUBLE, &dvec);
+    const Case cases[] = {
+        {"vector/vector", commit(vec_s), 4, 3, commit(vec_r), 6, 2},
+        {"indexed/int", commit(indexed), 3, 4, MPI_INT, 8, 9},
+        {"struct/struct", commit(record), 5, 4, record, 2, 10},
+        {"int/resized", MPI_INT, 2, 30, commit(int_gap), 3, 20},
+        {"contiguous/vector", commit(dcontig), 4, 5, commit(dvec), 2, 3},
+        {"resized/indexed", int_gap, 6, 12, indexed, 12, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        run_case(&cases[i]);
+    }
+    MPI_Datatype all[] = {vec_s, vec_r, indexed, record, record_raw, int_gap, dcontig, dvec};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) {
+        MPI_Type_free(&all[i]);
+    }
+    return tu_finish();
+}
