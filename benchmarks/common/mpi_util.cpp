@@ -43,7 +43,7 @@ std::string error_string(int rc)
     if (MPI_Error_string(rc, text.data(), &length) != MPI_SUCCESS) {
         return "MPI error " + std::to_string(rc);
     }
-    return {text.data(), static_cast<std::size_t>(length)};
+    return text.data();  // some MPIs count the terminating NUL in length
 }
 
 std::string mpi_library_version()
@@ -51,7 +51,7 @@ std::string mpi_library_version()
     std::array<char, MPI_MAX_LIBRARY_VERSION_STRING> text{};
     int length = 0;
     check(MPI_Get_library_version(text.data(), &length), "MPI_Get_library_version");
-    std::string version(text.data(), static_cast<std::size_t>(length));
+    std::string version(text.data());  // Open MPI counts the terminating NUL in length
     version = version.substr(0, version.find('\n'));
     std::replace(version.begin(), version.end(), '\t', ' ');
     while (!version.empty() && (version.back() == ' ' || version.back() == '\r')) {

@@ -82,6 +82,9 @@ std::size_t parse_size(const std::string& text)
             digits.pop_back();
         }
     }
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+        throw UsageError("--sizes: '" + text + "' is not a size (bytes, e.g. 4096, 64K, 1M)");
+    }
     const auto count = static_cast<std::size_t>(parse_integer("--sizes", digits, 0, INT_MAX));
     const std::size_t bytes = count * scale;
     if (bytes == 0) {
@@ -164,7 +167,11 @@ void parse_into(Options& o, int argc, char** argv)
         } else if (flag == "--sizes") {
             o.sizes.clear();
             for (const auto& s : split(take())) {
-                o.sizes.push_back(parse_size(s));
+                const std::size_t bytes = parse_size(s);
+                if (std::find(o.sizes.begin(), o.sizes.end(), bytes) != o.sizes.end()) {
+                    throw UsageError("--sizes: " + s + " is listed twice");
+                }
+                o.sizes.push_back(bytes);
             }
         } else if (flag == "--partitions") {
             o.partitions = static_cast<int>(parse_integer(flag, take(), 1, kMaxPartitions));

@@ -284,7 +284,7 @@ void print_table(std::FILE* out, const Options& options, const RunInfo& info,
     std::fprintf(out, "#\n# perceived = ack arrival - last thread's Pready; eff = T* / median "
                       "perceived; extra = recv Wait - first arrival; comm = recv Wait - last "
                       "Pready\n");
-    std::fprintf(out, "%10s  %-16s %-4s %12s %25s %12s %6s %12s %12s\n", "size", "mode", "side",
+    std::fprintf(out, "%10s  %-16s %-4s %12s %26s %12s %6s %12s %12s\n", "size", "mode", "side",
                  "perceived us", "[p10 .. p90]", "MiB/s", "eff", "extra us", "comm us");
     for (const PointResult& p : points) {
         const Metrics m = derive(p, options);

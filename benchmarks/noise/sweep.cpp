@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <limits>
 #include <random>
-#include <string>
 #include <thread>
 
 #include "mpi_util.hpp"
