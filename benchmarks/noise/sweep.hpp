@@ -17,8 +17,8 @@ namespace mpipcl::bench {
 /// Plain MPI_Send figures of one size, measured right before that size's points.
 struct Baseline
 {
-    double latency = 0;       ///< L: half round trip of a 1-byte ping-pong (s)
-    double send_time = 0;     ///< median time of MPI_Send(size) until its 1-byte ack arrives (s)
+    double latency = 0;       ///< L: half the fastest round trip of a 1-byte ping-pong (s)
+    double send_time = 0;     ///< fastest MPI_Send(size) until its 1-byte ack arrived (s)
     double clock_offset = 0;  ///< receiver clock minus sender clock (s)
 
     /// B: plain MPI_Send bandwidth at this size (bytes/s), ack latency removed.
