@@ -147,7 +147,7 @@ MPIPCL_API int MPI_Wait(MPI_Request* request, MPI_Status* status)
         return PMPI_Wait(request, status);
     }
     int err = MPI_SUCCESS;
-    Backoff b;
+    Backoff b = mpipcl::progress::user_wait_backoff();
     while (!r->try_complete(status, &err)) {
         b.pause();
     }
@@ -226,7 +226,7 @@ MPIPCL_API int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Statu
     for (int i = 0; i < count; ++i) {
         pending_mine += mine[i];
     }
-    Backoff b;
+    Backoff b = mpipcl::progress::user_wait_backoff();
     while (pending_mine > 0 || !others_done) {
         bool moved = false;
         for (int i = 0; i < count; ++i) {
@@ -335,7 +335,7 @@ MPIPCL_API int MPI_Waitany(int count, MPI_Request array_of_requests[], int* inde
     if (!any_ours(count, array_of_requests)) {
         return PMPI_Waitany(count, array_of_requests, index, status);
     }
-    Backoff b;
+    Backoff b = mpipcl::progress::user_wait_backoff();
     for (;;) {
         int flag = 0;
         const int rc = MPI_Testany(count, array_of_requests, index, &flag, status);
@@ -422,7 +422,7 @@ MPIPCL_API int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int* o
         return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices,
                              array_of_statuses);
     }
-    Backoff b;
+    Backoff b = mpipcl::progress::user_wait_backoff();
     for (;;) {
         const int rc = MPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
                                     array_of_statuses);
