@@ -22,7 +22,9 @@ extern int tu_rank;
 extern int tu_size;
 
 /**
- * Initializes MPI with MPI_Init_thread(MPI_THREAD_MULTIPLE) and starts the watchdog.
+ * Initializes MPI with MPI_Init_thread(MPI_THREAD_MULTIPLE) and starts the watchdog. The
+ * environment variable MPIPCL_TEST_THREAD_LEVEL (single|funneled|serialized|multiple) asks for
+ * another level, so one program also covers the library's behaviour without a progress thread.
  * Exits with TU_SKIP_CODE on every rank when the granted level is below @p required or when
  * MPI_COMM_WORLD does not have exactly @p nprocs ranks (0 = any size). Returns the granted level.
  */

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Errors of partitioned calls invoke the error handler of the request's communicator (a custom
+ * handler on a duplicate communicator counts calls), not the handler of MPI_COMM_WORLD/SELF. */
+#include <string.h>
+
+#include "testutil.h"
+
+#define TAG 19
+#define PARTS 4
+#define TOTAL 1024
+
+static MPI_Comm hc;
+static int hc_calls, hc_wrong_comm, other_calls, last_class;
+
+static void on_hc(MPI_Comm* comm, int* code, ...)
+{
+    ++hc_calls;
+    if (*comm != hc) {
+        ++hc_wrong_comm;
+    }
+    MPI_Error_class(*code, &last_class);
+}
+
+static void on_other(MPI_Comm* comm, int* code, ...)
+{
+    (void)comm;
+    (void)code;
+    ++other_calls;
+}
+
+/* The call returned an error of class @p cls and invoked hc's handler exactly once. */
+#define EXPECT_HANDLED(call, cls)                                                              \
+    do {                                                                                       \
+        int before_ = hc_calls;                                                                \
+        TU_EXPECT_ERR((call), (cls));                                                          \
+        TU_CHECK_MSG(hc_calls == before_ + 1, "%s: handler called %d times, expected once",   \
+                     #call, hc_calls - before_);                                               \
+        TU_CHECK_MSG(last_class == (cls), "%s: handler saw class %d, expected %d", #call,     \
+                     last_class, (cls));                                                       \
+    } while (0)
+
+int main(int argc, char** argv)
+{
+    tu_init(&argc, &argv, MPI_THREAD_SINGLE, 2);
+    MPI_Errhandler counting, other;
+    MPI_Comm_create_errhandler(on_hc, &counting);
+    MPI_Comm_create_errhandler(on_other, &other);
+    MPI_Comm_dup(MPI_COMM_WORLD, &hc);
+    MPI_Comm_set_errhandler(hc, counting);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, other);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, other);
+    static unsigned char buf[TOTAL];
+    MPI_Request req = MPI_REQUEST_NULL;
+    int flag = 0;
+    EXPECT_HANDLED(MPI_Psend_init(buf, 0, 1, MPI_BYTE, 1 - tu_rank, TAG, hc, MPI_INFO_NULL, &req),
+                   MPI_ERR_ARG);
+    EXPECT_HANDLED(MPI_Precv_init(buf, PARTS, TOTAL / PARTS, MPI_BYTE, MPI_ANY_SOURCE, TAG, hc,
+                                  MPI_INFO_NULL, &req),
+                   MPI_ERR_RANK);
+    if (tu_rank == 0) {
+        TU_MPI(MPI_Psend_init(buf, PARTS, TOTAL / PARTS, MPI_BYTE, 1, TAG, hc, MPI_INFO_NULL,
+                              &req));
+        EXPECT_HANDLED(MPI_Pready(0, req), MPI_ERR_REQUEST); /* before Start */
+        TU_MPI(MPI_Start(&req));
+        tu_fill(buf, TOTAL, 0, 0, 0);
+        EXPECT_HANDLED(MPI_Pready(PARTS, req), MPI_ERR_ARG);
+        EXPECT_HANDLED(MPI_Pready_range(1, 0, req), MPI_ERR_ARG);
+        EXPECT_HANDLED(MPI_Parrived(req, 0, &flag), MPI_ERR_REQUEST);
+        TU_MPI(MPI_Pready_range(0, PARTS - 1, req));
+    } else {
+        memset(buf, 0, TOTAL);
+        TU_MPI(MPI_Precv_init(buf, PARTS, TOTAL / PARTS, MPI_BYTE, 0, TAG, hc, MPI_INFO_NULL,
+                              &req));
+        TU_MPI(MPI_Start(&req));
+        EXPECT_HANDLED(MPI_Parrived(req, -1, &flag), MPI_ERR_ARG);
+        EXPECT_HANDLED(MPI_Pready(0, req), MPI_ERR_REQUEST);
+    }
+    int calls = hc_calls;
+    TU_MPI(tu_wait(&req, MPI_STATUS_IGNORE, "transfer"));
+    if (tu_rank == 1) {
+        tu_verify(buf, TOTAL, 0, 0, 0, "received data");
+    }
+    TU_MPI(MPI_Request_free(&req));
+    TU_CHECK_MSG(hc_calls == calls, "handler called by a successful transfer");
+    TU_CHECK_MSG(hc_wrong_comm == 0, "handler called with another communicator %d times",
+                 hc_wrong_comm);
+    TU_CHECK_MSG(other_calls == 0, "MPI_COMM_WORLD/SELF handler called %d times", other_calls);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+    MPI_Errhandler_free(&counting);
+    MPI_Errhandler_free(&other);
+    MPI_Comm_free(&hc);
+    return tu_finish();
+}
