@@ -17,9 +17,8 @@ namespace mpipcl::bench {
 /// [0, size); the worker whose job returns last then calls tail() itself, so the tail starts
 /// without a thread wake-up (a join costs 10-40 us on a busy 2-core machine). Idle workers
 /// sleep on a condition variable.
-class Crew
-{
-public:
+class Crew {
+   public:
     explicit Crew(int size)
     {
         threads_.reserve(static_cast<std::size_t>(size));
@@ -62,7 +61,7 @@ public:
         tail_ = nullptr;
     }
 
-private:
+   private:
     void work(int id)
     {
         std::uint64_t seen = 0;

@@ -66,10 +66,7 @@ BackendInfo::BackendInfo(const std::string& backend)
     check(MPI_Info_set(info_, "mpipcl_backend", backend.c_str()), "MPI_Info_set");
 }
 
-BackendInfo::~BackendInfo()
-{
-    MPI_Info_free(&info_);
-}
+BackendInfo::~BackendInfo() { MPI_Info_free(&info_); }
 
 Probe probe_backend(MPI_Comm comm, const std::string& backend, int partitions)
 {
@@ -128,8 +125,8 @@ Probe probe_backend(MPI_Comm comm, const std::string& backend, int partitions)
         std::array<char, kReasonLength> mine{};
         std::snprintf(mine.data(), mine.size(), "%s", reason.c_str());
         std::vector<char> all(2 * kReasonLength);
-        check(MPI_Gather(mine.data(), kReasonLength, MPI_CHAR, all.data(), kReasonLength,
-                         MPI_CHAR, 0, comm),
+        check(MPI_Gather(mine.data(), kReasonLength, MPI_CHAR, all.data(), kReasonLength, MPI_CHAR,
+                         0, comm),
               "MPI_Gather");
         for (int r = 0; rank == 0 && r < 2 && probe.reason.empty(); ++r) {
             if (all[static_cast<std::size_t>(r * kReasonLength)] != '\0') {

@@ -26,22 +26,20 @@ inline void check(int rc, const char* what)
 [[nodiscard]] std::string mpi_library_version();
 
 /// An MPI_Info holding "mpipcl_backend" = backend; freed on destruction.
-class BackendInfo
-{
-public:
+class BackendInfo {
+   public:
     explicit BackendInfo(const std::string& backend);
     ~BackendInfo();
     BackendInfo(const BackendInfo&) = delete;
     BackendInfo& operator=(const BackendInfo&) = delete;
     [[nodiscard]] MPI_Info get() const { return info_; }
 
-private:
+   private:
     MPI_Info info_ = MPI_INFO_NULL;
 };
 
 /// Whether a partitioned backend works between ranks 0 (sender) and 1 (receiver) of comm.
-struct Probe
-{
+struct Probe {
     bool supported = false;
     std::string reason;  ///< why not, on rank 0 only
 };

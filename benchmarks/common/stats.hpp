@@ -10,8 +10,7 @@
 namespace mpipcl::bench {
 
 /// Order statistics; all NaN for an empty sample.
-struct Stats
-{
+struct Stats {
     double min = NAN;
     double p10 = NAN;
     double median = NAN;

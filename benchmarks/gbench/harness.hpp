@@ -11,8 +11,7 @@
 namespace mpipcl::bench {
 
 /// The two ranks the micro-benchmarks run on; set up by main before registration.
-struct Harness
-{
+struct Harness {
     MPI_Comm comm = MPI_COMM_NULL;  ///< duplicate of MPI_COMM_WORLD, MPI_ERRORS_RETURN
     int rank = 0;
 };

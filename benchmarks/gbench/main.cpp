@@ -19,9 +19,8 @@ namespace {
 Harness the_harness;
 
 /// Swallows everything: ranks other than 0 must run the benchmarks but not print them.
-class NullReporter final : public benchmark::BenchmarkReporter
-{
-public:
+class NullReporter final : public benchmark::BenchmarkReporter {
+   public:
     bool ReportContext(const Context&) override { return true; }
     void ReportRuns(const std::vector<Run>&) override {}
 };
@@ -51,10 +50,7 @@ std::vector<std::string> usable_backends()
 
 namespace mpipcl::bench {
 
-const Harness& harness()
-{
-    return the_harness;
-}
+const Harness& harness() { return the_harness; }
 
 double set_iteration_time(benchmark::State& state, double seconds)
 {
@@ -82,16 +78,14 @@ int main(int argc, char** argv)
         return 2;
     }
     check(MPI_Comm_dup(MPI_COMM_WORLD, &the_harness.comm), "MPI_Comm_dup");
-    check(MPI_Comm_set_errhandler(the_harness.comm, MPI_ERRORS_RETURN),
-          "MPI_Comm_set_errhandler");
+    check(MPI_Comm_set_errhandler(the_harness.comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
 
     // Only rank 0 writes --benchmark_out; the other rank must not even open (truncate) it.
     std::vector<char*> args(argv, argv + argc);
     if (the_harness.rank != 0) {
-        args.erase(std::remove_if(args.begin() + 1, args.end(),
-                                  [](const char* a) {
-                                      return std::strncmp(a, "--benchmark_out", 15) == 0;
-                                  }),
+        args.erase(std::remove_if(
+                       args.begin() + 1, args.end(),
+                       [](const char* a) { return std::strncmp(a, "--benchmark_out", 15) == 0; }),
                    args.end());
     }
     int arg_count = static_cast<int>(args.size());

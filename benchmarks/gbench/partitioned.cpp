@@ -26,10 +26,10 @@ namespace {
 constexpr int kSender = 0;
 constexpr int kPingTag = 1;
 constexpr int kPongTag = 2;
-constexpr int kManyPartitions = 1024;        // Pready / Parrived per-call benchmarks
-constexpr MPI_Count kSmallPartition = 8;     // bytes per partition there
-constexpr int kRoundTripPartitions = 8;      // so the smallest round trip (8 B) is 1 B each
-constexpr int kInitBytes = 64 << 10;         // total size in the init + free benchmark
+constexpr int kManyPartitions = 1024;     // Pready / Parrived per-call benchmarks
+constexpr MPI_Count kSmallPartition = 8;  // bytes per partition there
+constexpr int kRoundTripPartitions = 8;   // so the smallest round trip (8 B) is 1 B each
+constexpr int kInitBytes = 64 << 10;      // total size in the init + free benchmark
 constexpr std::int64_t kLargestRoundTrip = 1 << 20;
 
 using Clock = std::chrono::steady_clock;
@@ -39,15 +39,9 @@ double seconds_since(Clock::time_point start)
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-bool is_sender()
-{
-    return harness().rank == kSender;
-}
+bool is_sender() { return harness().rank == kSender; }
 
-int peer()
-{
-    return 1 - harness().rank;
-}
+int peer() { return 1 - harness().rank; }
 
 /// Bytes of heap in use (glibc's mallinfo2); 0 where it is unavailable.
 double heap_in_use()
@@ -61,21 +55,20 @@ double heap_in_use()
 }
 
 /// One partitioned send to, or receive from, the peer rank, on a caller-owned buffer.
-class PartitionedRequest
-{
-public:
+class PartitionedRequest {
+   public:
     PartitionedRequest(const std::string& backend, bool send, int partitions, MPI_Count count,
                        void* buffer, int tag)
         : partitions_(partitions)
     {
         const BackendInfo info(backend);
         if (send) {
-            check(MPI_Psend_init(buffer, partitions, count, MPI_BYTE, peer(), tag,
-                                 harness().comm, info.get(), &request_),
+            check(MPI_Psend_init(buffer, partitions, count, MPI_BYTE, peer(), tag, harness().comm,
+                                 info.get(), &request_),
                   "MPI_Psend_init");
         } else {
-            check(MPI_Precv_init(buffer, partitions, count, MPI_BYTE, peer(), tag,
-                                 harness().comm, info.get(), &request_),
+            check(MPI_Precv_init(buffer, partitions, count, MPI_BYTE, peer(), tag, harness().comm,
+                                 info.get(), &request_),
                   "MPI_Precv_init");
         }
     }
@@ -111,15 +104,14 @@ public:
         }
     }
 
-private:
+   private:
     int partitions_;
     MPI_Request request_ = MPI_REQUEST_NULL;
 };
 
 /// The baseline: plain persistent MPI_Send_init / MPI_Recv_init with the same bytes.
-class PersistentRequest
-{
-public:
+class PersistentRequest {
+   public:
     PersistentRequest(bool send, std::int64_t bytes, void* buffer, int tag)
     {
         const auto count = static_cast<int>(bytes);
@@ -139,7 +131,7 @@ public:
     void ready() {}
     void wait() { check(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait"); }
 
-private:
+   private:
     MPI_Request request_ = MPI_REQUEST_NULL;
 };
 

@@ -35,12 +35,12 @@ int startup_check(const ParsedOptions& parsed, int rank, int size, int provided)
         }
         return 0;
     } else if (size != 2) {
-        text = "needs exactly 2 ranks (rank 0 sends, rank 1 receives), got " +
-               std::to_string(size);
+        text = "needs exactly 2 ranks (rank 0 sends, rank 1 receives), got " + std::to_string(size);
         problem = text.c_str();
     } else if (provided < MPI_THREAD_MULTIPLE) {
-        problem = "the MPI library does not provide MPI_THREAD_MULTIPLE (sender threads call "
-                  "MPI_Pready and MPI_Isend concurrently)";
+        problem =
+            "the MPI library does not provide MPI_THREAD_MULTIPLE (sender threads call "
+            "MPI_Pready and MPI_Isend concurrently)";
     }
     if (problem == nullptr) {
         return kContinue;

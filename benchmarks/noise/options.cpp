@@ -3,6 +3,7 @@
 #include "options.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -18,8 +19,7 @@ constexpr int kMaxPartitions = 1024;  // one thread each
 constexpr double kMaxComputeMs = 60e3;
 
 /// A bad command line; what() is the message shown to the user.
-struct UsageError : std::runtime_error
-{
+struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
@@ -71,16 +71,12 @@ std::size_t parse_size(const std::string& text)
 {
     std::string digits = text;
     std::size_t scale = 1;
-    if (!digits.empty()) {
-        switch (digits.back()) {
-            case 'K': case 'k': scale = std::size_t{1} << 10; break;
-            case 'M': case 'm': scale = std::size_t{1} << 20; break;
-            case 'G': case 'g': scale = std::size_t{1} << 30; break;
-            default: break;
-        }
-        if (scale != 1) {
-            digits.pop_back();
-        }
+    const char suffix =
+        text.empty() ? '\0'
+                     : static_cast<char>(std::toupper(static_cast<unsigned char>(text.back())));
+    if (const auto power = std::string("KMG").find(suffix); power != std::string::npos) {
+        scale = std::size_t{1} << (10 * (power + 1));
+        digits.pop_back();
     }
     if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
         throw UsageError("--sizes: '" + text + "' is not a size (bytes, e.g. 4096, 64K, 1M)");
@@ -212,27 +208,33 @@ void parse_into(Options& o, int argc, char** argv)
 const char* mode_name(Mode mode)
 {
     switch (mode) {
-        case Mode::single: return "single";
-        case Mode::multi: return "multi";
-        case Mode::part_persistent: return "part-persistent";
-        case Mode::part_rma: return "part-rma";
-        case Mode::part_native: return "part-native";
+        case Mode::single:
+            return "single";
+        case Mode::multi:
+            return "multi";
+        case Mode::part_persistent:
+            return "part-persistent";
+        case Mode::part_rma:
+            return "part-rma";
+        case Mode::part_native:
+            return "part-native";
     }
     return "?";
 }
 
-const char* side_name(Side side)
-{
-    return side == Side::send ? "send" : "recv";
-}
+const char* side_name(Side side) { return side == Side::send ? "send" : "recv"; }
 
 std::string backend_of(Mode mode)
 {
     switch (mode) {
-        case Mode::part_persistent: return "persistent";
-        case Mode::part_rma: return "rma";
-        case Mode::part_native: return "native";
-        default: return {};
+        case Mode::part_persistent:
+            return "persistent";
+        case Mode::part_rma:
+            return "rma";
+        case Mode::part_native:
+            return "native";
+        default:
+            return {};
     }
 }
 

@@ -10,8 +10,7 @@
 namespace mpipcl::bench {
 
 /// How the sender moves its buffer (the paper's single-send, multi-send, and partitioned).
-enum class Mode
-{
+enum class Mode {
     single,
     multi,
     part_persistent,
@@ -20,8 +19,7 @@ enum class Mode
 };
 
 /// Which experiment: sender-perceived bandwidth (send) or receiver early notification (recv).
-enum class Side
-{
+enum class Side {
     send,
     recv,
 };
@@ -35,8 +33,7 @@ inline constexpr Mode kAllModes[] = {Mode::single, Mode::multi, Mode::part_persi
 /// The "mpipcl_backend" info value of a partitioned mode; empty for single and multi.
 [[nodiscard]] std::string backend_of(Mode mode);
 
-struct Options
-{
+struct Options {
     std::vector<Mode> modes{std::begin(kAllModes), std::end(kAllModes)};
     bool modes_given = false;  ///< --modes was passed: report unsupported ones as skipped
     std::vector<std::size_t> sizes{64u << 10, 256u << 10, 1u << 20, 4u << 20, 16u << 20, 64u << 20};
@@ -57,8 +54,7 @@ struct Options
 };
 
 /// The parsed options, or a message saying what is wrong with the command line.
-struct ParsedOptions
-{
+struct ParsedOptions {
     Options options;
     std::string error;  ///< non-empty: the command line is invalid
 };

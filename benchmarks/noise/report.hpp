@@ -14,16 +14,14 @@
 namespace mpipcl::bench {
 
 /// What the run was made with, printed next to every result.
-struct RunInfo
-{
-    std::string mpi_library;     ///< first line of MPI_Get_library_version
-    std::string mpipcl_version;  ///< MPIPCL_VERSION
+struct RunInfo {
+    std::string mpi_library;                            ///< first line of MPI_Get_library_version
+    std::string mpipcl_version;                         ///< MPIPCL_VERSION
     std::vector<std::pair<Mode, std::string>> skipped;  ///< requested but unsupported, with why
 };
 
 /// The figures reported for one point (times in microseconds, bandwidths in MiB/s).
-struct Metrics
-{
+struct Metrics {
     Stats perceived_us;
     Stats perceived_bw;
     Stats extra_us;
@@ -40,8 +38,8 @@ struct Metrics
 [[nodiscard]] std::string format_size(std::size_t bytes);
 
 /// One line for stderr after a point finished.
-[[nodiscard]] std::string progress_line(const PointResult& point, const Options& options,
-                                        int done, int total);
+[[nodiscard]] std::string progress_line(const PointResult& point, const Options& options, int done,
+                                        int total);
 
 void print_table(std::FILE* out, const Options& options, const RunInfo& info,
                  const std::vector<PointResult>& points);

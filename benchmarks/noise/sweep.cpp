@@ -29,14 +29,12 @@ constexpr std::size_t kNoMismatch = std::numeric_limits<std::size_t>::max();
 using Clock = std::chrono::steady_clock;
 
 /// Seconds on this process's steady clock; the receiver's differ by the estimated offset.
-double now()
-{
-    return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
-}
+double now() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
 
 Clock::duration milliseconds(double ms)
 {
-    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(ms));
+    return std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double, std::milli>(ms));
 }
 
 /// Byte i of the buffer in iteration round under --verify: a multiplicative hash, so a
@@ -107,9 +105,9 @@ Baseline Sweep::measure_baseline(std::size_t bytes)
                 baseline.send_time = std::min(baseline.send_time, now() - t0);
             }
         } else {
-            check(MPI_Irecv(buffer_.data(), count, MPI_BYTE, kSender, kBaselineTag, comm_,
-                            &request),
-                  "MPI_Irecv");
+            check(
+                MPI_Irecv(buffer_.data(), count, MPI_BYTE, kSender, kBaselineTag, comm_, &request),
+                "MPI_Irecv");
             check(MPI_Barrier(comm_), "MPI_Barrier");
             check(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
             check(MPI_Send(&ack, 1, MPI_BYTE, kSender, kBaselineTag, comm_), "MPI_Send");

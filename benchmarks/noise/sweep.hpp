@@ -15,8 +15,7 @@
 namespace mpipcl::bench {
 
 /// Plain MPI_Send figures of one size, measured right before that size's points.
-struct Baseline
-{
+struct Baseline {
     double latency = 0;       ///< L: half the fastest round trip of a 1-byte ping-pong (s)
     double send_time = 0;     ///< fastest MPI_Send(size) until its 1-byte ack arrived (s)
     double clock_offset = 0;  ///< receiver clock minus sender clock (s)
@@ -29,8 +28,7 @@ struct Baseline
 };
 
 /// The samples of one (mode, side, size) point; complete on rank 0.
-struct PointResult
-{
+struct PointResult {
     Mode mode = Mode::single;
     Side side = Side::send;
     std::size_t bytes = 0;
@@ -42,9 +40,8 @@ struct PointResult
 };
 
 /// Runs the points of one configuration between rank 0 (sender) and rank 1 (receiver).
-class Sweep
-{
-public:
+class Sweep {
+   public:
     /// comm: exactly two ranks, MPI_ERRORS_RETURN. Collective.
     Sweep(const Options& options, MPI_Comm comm);
 
@@ -55,9 +52,8 @@ public:
     [[nodiscard]] PointResult run_point(Mode mode, Side side, std::size_t bytes,
                                         const Baseline& baseline);
 
-private:
-    struct Iteration
-    {
+   private:
+    struct Iteration {
         double last_ready = 0;  ///< sender clock
         double ack = 0;         ///< sender clock
         double first = 0;       ///< receiver clock

@@ -24,9 +24,8 @@ int count_of(std::size_t bytes)
 }
 
 /// The paper's single-send: the threads join, then one MPI_Send of the whole buffer.
-class SingleSend final : public Transfer
-{
-public:
+class SingleSend final : public Transfer {
+   public:
     explicit SingleSend(const Endpoint& e) : e_(e) {}
 
     void ready(int) override {}
@@ -57,17 +56,17 @@ public:
 
     void wait() override { check(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait"); }
 
-private:
+   private:
     Endpoint e_;
     MPI_Request request_ = MPI_REQUEST_NULL;
 };
 
 /// The paper's multi-send: every thread MPI_Isends its own part right after its compute.
-class MultiSend final : public Transfer
-{
-public:
+class MultiSend final : public Transfer {
+   public:
     explicit MultiSend(const Endpoint& e)
-        : e_(e), requests_(static_cast<std::size_t>(e.partitions), MPI_REQUEST_NULL),
+        : e_(e),
+          requests_(static_cast<std::size_t>(e.partitions), MPI_REQUEST_NULL),
           indices_(static_cast<std::size_t>(e.partitions))
     {
     }
@@ -110,7 +109,7 @@ public:
         check(MPI_Waitall(e_.partitions, requests_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
     }
 
-private:
+   private:
     unsigned char* part(int i) const
     {
         return e_.buffer + static_cast<std::size_t>(i) * e_.part_bytes();
@@ -123,9 +122,8 @@ private:
 };
 
 /// MPI-4 partitioned communication through mpipcl, with one "mpipcl_backend" on both sides.
-class Partitioned final : public Transfer
-{
-public:
+class Partitioned final : public Transfer {
+   public:
     Partitioned(const Endpoint& e, const std::string& backend)
         : e_(e), arrived_flags_(static_cast<std::size_t>(e.partitions))
     {
@@ -136,8 +134,8 @@ public:
                                  e.comm, info.get(), &request_),
                   "MPI_Psend_init");
         } else {
-            check(MPI_Precv_init(e.buffer, e.partitions, count, MPI_BYTE, kSender, kDataTag,
-                                 e.comm, info.get(), &request_),
+            check(MPI_Precv_init(e.buffer, e.partitions, count, MPI_BYTE, kSender, kDataTag, e.comm,
+                                 info.get(), &request_),
                   "MPI_Precv_init");
         }
     }
@@ -176,7 +174,7 @@ public:
 
     void wait() override { check(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait"); }
 
-private:
+   private:
     Endpoint e_;
     MPI_Request request_ = MPI_REQUEST_NULL;
     std::vector<int> arrived_flags_;
@@ -188,9 +186,12 @@ private:
 std::unique_ptr<Transfer> make_transfer(Mode mode, const Endpoint& endpoint)
 {
     switch (mode) {
-        case Mode::single: return std::make_unique<SingleSend>(endpoint);
-        case Mode::multi: return std::make_unique<MultiSend>(endpoint);
-        default: return std::make_unique<Partitioned>(endpoint, backend_of(mode));
+        case Mode::single:
+            return std::make_unique<SingleSend>(endpoint);
+        case Mode::multi:
+            return std::make_unique<MultiSend>(endpoint);
+        default:
+            return std::make_unique<Partitioned>(endpoint, backend_of(mode));
     }
 }
 

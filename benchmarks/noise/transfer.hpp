@@ -12,8 +12,7 @@
 namespace mpipcl::bench {
 
 /// Where one transfer runs: rank 0 of comm sends buffer[0, bytes), rank 1 receives it.
-struct Endpoint
-{
+struct Endpoint {
     MPI_Comm comm;
     bool sender;
     unsigned char* buffer;
@@ -29,12 +28,11 @@ struct Endpoint
 /**
  * One mode's transfer, set up once per point and repeated every iteration. The sender calls
  * begin(), then ready(i) from thread i after its compute, then finish() (from any thread)
- * once every ready() has returned. The receiver calls post() before the iteration's barrier, may poll arrived(), and
- * completes with wait(). Failed MPI calls abort the job.
+ * once every ready() has returned. The receiver calls post() before the iteration's barrier, may
+ * poll arrived(), and completes with wait(). Failed MPI calls abort the job.
  */
-class Transfer
-{
-public:
+class Transfer {
+   public:
     virtual ~Transfer() = default;
 
     /// Sender, before the threads compute (partitioned: MPI_Start).
