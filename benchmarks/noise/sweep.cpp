@@ -24,6 +24,8 @@ constexpr int kResultTag = 3;
 constexpr int kBaselineTag = 4;
 constexpr int kWarmPings = 10;
 constexpr int kPingPongs = 100;
+constexpr int kMinBaselineWarmup = 2;  // the bound must not rest on a cold first send
+constexpr int kMinBaselineSends = 10;
 constexpr std::size_t kNoMismatch = std::numeric_limits<std::size_t>::max();
 
 using Clock = std::chrono::steady_clock;
@@ -90,7 +92,9 @@ Baseline Sweep::measure_baseline(std::size_t bytes)
     // Plain MPI_Send of the whole size, receive pre-posted, timed until the 1-byte ack.
     baseline.send_time = std::numeric_limits<double>::infinity();
     const int count = static_cast<int>(bytes);
-    for (int k = -options_.warmup; k < options_.iterations; ++k) {
+    const int warmup = std::max(options_.warmup, kMinBaselineWarmup);
+    const int sends = std::max(options_.iterations, kMinBaselineSends);
+    for (int k = -warmup; k < sends; ++k) {
         unsigned char ack = 0;
         MPI_Request request = MPI_REQUEST_NULL;
         if (rank_ == kSender) {
