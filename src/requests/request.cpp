@@ -137,9 +137,11 @@ void Request::fill_status(MPI_Status* status) const noexcept
     status->MPI_SOURCE = ep_.peer;
     status->MPI_TAG = null_peer() ? MPI_ANY_TAG : ep_.tag;
     status->MPI_ERROR = MPI_SUCCESS;
-    const MPI_Count elements =
-        null_peer() || round_error_ != MPI_SUCCESS ? 0 : ep_.count * ep_.partitions;
-    PMPI_Status_set_elements_x(status, ep_.datatype, elements);
+    // Set as bytes: MPI_Get_count(datatype) then yields whole receive elements, and
+    // MPI_Get_elements the basic elements, for derived datatypes too.
+    const MPI_Count bytes =
+        null_peer() || round_error_ != MPI_SUCCESS ? 0 : ep_.total_bytes();
+    PMPI_Status_set_elements_x(status, MPI_BYTE, bytes);
     PMPI_Status_set_cancelled(status, 0);
 }
 
