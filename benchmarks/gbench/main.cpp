@@ -25,6 +25,15 @@ class NullReporter final : public benchmark::BenchmarkReporter {
     void ReportRuns(const std::vector<Run>&) override {}
 };
 
+/// --help: Google Benchmark prints this and then exits, so finalize MPI first.
+void print_help_and_finalize()
+{
+    if (the_harness.rank == 0) {
+        benchmark::PrintDefaultHelp();
+    }
+    MPI_Finalize();
+}
+
 /// Backends to measure: persistent and rma (mpipcl), and the MPI's own calls where it has
 /// them; a backend that fails its probe is announced and left out. Collective.
 std::vector<std::string> usable_backends()
@@ -89,7 +98,7 @@ int main(int argc, char** argv)
                    args.end());
     }
     int arg_count = static_cast<int>(args.size());
-    benchmark::Initialize(&arg_count, args.data());
+    benchmark::Initialize(&arg_count, args.data(), print_help_and_finalize);
     if (benchmark::ReportUnrecognizedArguments(arg_count, args.data())) {
         MPI_Finalize();
         return 2;
