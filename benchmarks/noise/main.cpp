@@ -24,29 +24,28 @@ constexpr int kExitUsage = 2;
 /// communication. Returns the exit code, or kContinue.
 int startup_check(const ParsedOptions& parsed, int rank, int size, int provided)
 {
-    const char* problem = nullptr;
-    std::string text;
-    if (!parsed.error.empty()) {
-        text = parsed.error + " (see --help)";
-        problem = text.c_str();
-    } else if (parsed.options.help) {
+    if (parsed.error.empty() && parsed.options.help) {
         if (rank == 0) {
             std::fputs(usage().c_str(), stdout);
         }
         return 0;
+    }
+    std::string problem;
+    if (!parsed.error.empty()) {
+        problem = parsed.error + " (see --help)";
     } else if (size != 2) {
-        text = "needs exactly 2 ranks (rank 0 sends, rank 1 receives), got " + std::to_string(size);
-        problem = text.c_str();
+        problem =
+            "needs exactly 2 ranks (rank 0 sends, rank 1 receives), got " + std::to_string(size);
     } else if (provided < MPI_THREAD_MULTIPLE) {
         problem =
             "the MPI library does not provide MPI_THREAD_MULTIPLE (sender threads call "
             "MPI_Pready and MPI_Isend concurrently)";
     }
-    if (problem == nullptr) {
+    if (problem.empty()) {
         return kContinue;
     }
     if (rank == 0) {
-        std::fprintf(stderr, "mpipcl-bench: %s\n", problem);
+        std::fprintf(stderr, "mpipcl-bench: %s\n", problem.c_str());
     }
     return kExitUsage;
 }
