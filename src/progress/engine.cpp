@@ -221,6 +221,14 @@ void Engine::remove(const std::shared_ptr<Request>& req)
 
 bool Engine::progress() noexcept
 {
+    // Called by application threads only (the progress thread uses progress_pass).
+    // sync: relaxed — only a hint for the progress thread to stand down.
+    last_user_progress_.store(now_ns(), std::memory_order_relaxed);
+    return progress_pass();
+}
+
+bool Engine::progress_pass() noexcept
+{
     std::unique_lock<std::mutex> lk(mu_, std::try_to_lock);
     if (!lk.owns_lock() || !initialized()) {
         return false;
@@ -512,6 +520,13 @@ bool Engine::has_work() const
            pending_pairs_.load(std::memory_order_relaxed) > 0;
 }
 
+std::int64_t Engine::now_ns()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
 void Engine::thread_main()
 {
     // Yield briefly after each event (the next one often follows), then sleep up to the cap.
@@ -534,7 +549,12 @@ void Engine::thread_main()
             }
             wake_flag_ = false;
         }
-        if (progress()) {
+        // While an application thread is driving progress itself (waiting in MPI_Wait*, or
+        // polling MPI_Parrived/MPI_Test), stay out of MPI: two threads polling one MPI library
+        // only fight over its lock (MPICH: 10x slower transfers on 2 cores).
+        const bool user_active = now_ns() - last_user_progress_.load(std::memory_order_relaxed) <
+                                 kUserActiveNs;
+        if (!user_active && progress_pass()) {
             busy.reset();
         } else {
             busy.pause();

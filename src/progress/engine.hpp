@@ -75,7 +75,9 @@ class Engine {
         MPI_Request req;
     };
 
+    bool progress_pass() noexcept;
     void progress_locked();
+    static std::int64_t now_ns();
     void post_ctrl_recv_locked();
     void send_ctrl_locked(int dest, const CtrlMsg& msg);
     void handle_ctrl_locked(const CtrlMsg& msg, int src);
@@ -112,6 +114,10 @@ class Engine {
     std::atomic<int> active_count_{0};
 
     std::thread thread_;
+    /// When an application thread last called progress(); the progress thread stands down
+    /// for kUserActiveNs after it.
+    std::atomic<std::int64_t> last_user_progress_{0};
+    static constexpr std::int64_t kUserActiveNs = 200000;
     std::atomic<bool> thread_running_{false};
     std::mutex wake_mu_;
     std::condition_variable wake_cv_;
