@@ -40,6 +40,22 @@ int decode_error(std::int32_t e)
 }
 }  // namespace
 
+/// Takes the oldest entry queued under @p key (and drops the key once its queue is empty).
+template <class Map, class T>
+bool pop_front(Map& map, const typename Map::key_type& key, T* out)
+{
+    auto it = map.find(key);
+    if (it == map.end() || it->second.empty()) {
+        return false;
+    }
+    *out = std::move(it->second.front());
+    it->second.pop_front();
+    if (it->second.empty()) {
+        map.erase(it);
+    }
+    return true;
+}
+
 Engine& Engine::instance()
 {
     static Engine* engine = new Engine();  // never destroyed: may be used until process exit
@@ -135,18 +151,7 @@ void Engine::add(const std::shared_ptr<Request>& req)
             send_ctrl_locked(ep.peer_world, m);
         } else {
             pending_pairs_.fetch_add(1, std::memory_order_relaxed);
-            MatchKey key{ep.comm_key, ep.peer_world, ep.tag};
-            auto it = unexpected_.find(key);
-            if (it != unexpected_.end() && !it->second.empty()) {
-                Setup s = it->second.front();
-                it->second.pop_front();
-                if (it->second.empty()) {
-                    unexpected_.erase(it);
-                }
-                match_locked(req, s);
-            } else {
-                unmatched_[key].push_back(req);
-            }
+            match_or_queue_locked(req, MatchKey{ep.comm_key, ep.peer_world, ep.tag}, false);
         }
         start_thread_locked();
     }
@@ -305,13 +310,8 @@ void Engine::handle_ctrl_locked(const CtrlMsg& msg, int src)
     switch (msg.type) {
         case MsgType::Setup: {
             MatchKey key{msg.comm_key, src, msg.tag};
-            auto it = unmatched_.find(key);
-            if (it != unmatched_.end() && !it->second.empty()) {
-                auto recv = it->second.front();
-                it->second.pop_front();
-                if (it->second.empty()) {
-                    unmatched_.erase(it);
-                }
+            std::shared_ptr<Request> recv;
+            if (pop_front(unmatched_, key, &recv)) {
                 match_locked(recv, Setup{msg, src});
             } else {
                 unexpected_[key].push_back(Setup{msg, src});
@@ -333,6 +333,19 @@ void Engine::handle_ctrl_locked(const CtrlMsg& msg, int src)
         }
         default:
             MPIPCL_LOG(Error, "unknown control message %d from %d", static_cast<int>(msg.type), src);
+    }
+}
+
+void Engine::match_or_queue_locked(const std::shared_ptr<Request>& recv, const MatchKey& key,
+                                   bool first_in_line)
+{
+    Setup setup{};
+    if (pop_front(unexpected_, key, &setup)) {
+        match_locked(recv, setup);
+    } else if (first_in_line) {
+        unmatched_[key].push_front(recv);
+    } else {
+        unmatched_[key].push_back(recv);
     }
 }
 
@@ -457,17 +470,7 @@ void Engine::handle_cancel_locked(const CtrlMsg& msg, int src)
     release_tags_locked(*recv);
     recv->unpair_locked();
     pending_pairs_.fetch_add(1, std::memory_order_relaxed);
-    auto nx = unexpected_.find(key);
-    if (nx != unexpected_.end() && !nx->second.empty()) {
-        Setup s = nx->second.front();
-        nx->second.pop_front();
-        if (nx->second.empty()) {
-            unexpected_.erase(nx);
-        }
-        match_locked(recv, s);
-    } else {
-        unmatched_[key].push_front(recv);
-    }
+    match_or_queue_locked(recv, key, true);
 }
 
 std::unique_ptr<requests::Backend> Engine::make_backend_locked(Request& req, Agreement& a)

@@ -81,6 +81,10 @@ class Engine {
     void post_ctrl_recv_locked();
     void send_ctrl_locked(int dest, const CtrlMsg& msg);
     void handle_ctrl_locked(const CtrlMsg& msg, int src);
+    /// Pairs @p recv with the oldest unexpected Setup for @p key, or queues it (at the front
+    /// when it was already first in line before an unpairing).
+    void match_or_queue_locked(const std::shared_ptr<Request>& recv, const MatchKey& key,
+                               bool first_in_line);
     void match_locked(const std::shared_ptr<Request>& recv, const Setup& setup);
     void handle_reply_locked(const CtrlMsg& msg);
     void handle_cancel_locked(const CtrlMsg& msg, int src);

@@ -83,26 +83,18 @@ int Request::parrived(int partition, int* flag) noexcept
 bool Request::try_complete(MPI_Status* status, int* err) noexcept
 {
     *err = MPI_SUCCESS;
-    if (state() != State::Active) {
-        set_empty_status(status);
-        return true;
-    }
-    if (!round_complete()) {
-        Engine::instance().progress();
-        if (!round_complete()) {
+    if (state() == State::Active) {
+        if (!peek(status)) {
             return false;
         }
+        State expected = State::Active;
+        if (state_.compare_exchange_strong(expected, State::Inactive)) {
+            *err = round_error_;
+            return true;
+        }
+        // Another thread completed it meanwhile (erroneous use): report it as inactive.
     }
-    State expected = State::Active;
-    if (!state_.compare_exchange_strong(expected, State::Inactive)) {
-        set_empty_status(status);  // another thread completed it (erroneous use)
-        return true;
-    }
-    *err = round_error_;
-    fill_status(status);
-    if (status != MPI_STATUS_IGNORE) {
-        status->MPI_ERROR = *err;
-    }
+    set_empty_status(status);
     return true;
 }
 
@@ -114,14 +106,11 @@ bool Request::peek(MPI_Status* status) noexcept
     }
     if (!round_complete()) {
         Engine::instance().progress();
-    }
-    if (!round_complete()) {
-        return false;
+        if (!round_complete()) {
+            return false;
+        }
     }
     fill_status(status);
-    if (status != MPI_STATUS_IGNORE) {
-        status->MPI_ERROR = round_error_;
-    }
     return true;
 }
 
@@ -132,11 +121,12 @@ void Request::fill_status(MPI_Status* status) const noexcept
     }
     if (kind_ == Kind::Send) {
         set_empty_status(status);
+        status->MPI_ERROR = round_error_;
         return;
     }
     status->MPI_SOURCE = ep_.peer;
     status->MPI_TAG = null_peer() ? MPI_ANY_TAG : ep_.tag;
-    status->MPI_ERROR = MPI_SUCCESS;
+    status->MPI_ERROR = round_error_;
     // Set as bytes: MPI_Get_count(datatype) then yields whole receive elements, and
     // MPI_Get_elements the basic elements, for derived datatypes too.
     const MPI_Count bytes =
