@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Edge cases: count 0 with a NULL buffer, and MPI_PROC_NULL as peer (completes, no data). */
+/* Edge cases: count 0 with a NULL buffer, MPI_PROC_NULL as peer (completes, no data), and
+ * unknown info keys (ignored). */
 #include <string.h>
 
 #include "testutil.h"
@@ -61,10 +62,39 @@ static void proc_null(void)
     TU_MPI(MPI_Request_free(&req[1]));
 }
 
+static void unknown_info_keys(void)
+{
+    static unsigned char buf[4096];
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "no_such_key", "1");
+    MPI_Info_set(info, "mpipcl_no_such_key", "yes");
+    MPI_Request req;
+    if (tu_rank == 0) {
+        tu_fill(buf, sizeof buf, 0, 0, 0);
+        TU_MPI(MPI_Psend_init(buf, 4, sizeof buf / 4, MPI_BYTE, 1, TAG, MPI_COMM_WORLD, info,
+                              &req));
+    } else {
+        TU_MPI(MPI_Precv_init(buf, 2, sizeof buf / 2, MPI_BYTE, 0, TAG, MPI_COMM_WORLD, info,
+                              &req));
+    }
+    MPI_Info_free(&info); /* the requests must not depend on the info object */
+    TU_MPI(MPI_Start(&req));
+    if (tu_rank == 0) {
+        tu_pready_all(4, req);
+    }
+    TU_MPI(tu_wait(&req, MPI_STATUS_IGNORE, "transfer with unknown info keys"));
+    if (tu_rank == 1) {
+        tu_verify(buf, sizeof buf, 0, 0, 0, "data of a transfer with unknown info keys");
+    }
+    TU_MPI(MPI_Request_free(&req));
+}
+
 int main(int argc, char** argv)
 {
     tu_init(&argc, &argv, MPI_THREAD_SINGLE, 2);
     count_zero();
+    unknown_info_keys();
     proc_null();
     return tu_finish();
 }
