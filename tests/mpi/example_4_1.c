@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* MPI-4.0 Example 4.1: send-side partitioning (8 send partitions, 1 receive partition), MPI_Test. */
-#include <stdlib.h>
-
 #include "testutil.h"
 
 #define NUM_THREADS 8

@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* MPI-4.0 Example 4.2: same partitioning on both sides, partitions marked by OpenMP threads. */
-#include <stdlib.h>
-
 #include "testutil.h"
 
 /* The standard uses more threads; 8 keep two oversubscribed ranks on 2 cores fast. */

@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* MPI-4.0 Example 4.3: receive-side partitioning twice as fine, threads poll MPI_Parrived. */
-#include <stdlib.h>
-
 #include "testutil.h"
 
 /* The standard uses more threads; 8 keep two oversubscribed ranks on 2 cores fast. */
