@@ -45,6 +45,20 @@ bool parse_backend(const std::string& text, BackendKind* out)
     return true;
 }
 
+bool parse_notify(const std::string& text, NotifyMode* out)
+{
+    if (text == "gcd") {
+        *out = NotifyMode::Gcd;
+    } else if (text == "partition") {
+        *out = NotifyMode::Partition;
+    } else if (text == "message") {
+        *out = NotifyMode::Message;
+    } else {
+        return false;
+    }
+    return true;
+}
+
 const char* backend_name(BackendKind kind)
 {
     switch (kind) {
@@ -88,6 +102,14 @@ Config Config::load()
     if (env_int("MPIPCL_PROGRESS_MAX_SLEEP_US", 0, 1000000, &v)) {
         c.progress_max_sleep_us = static_cast<int>(v);
     }
+    if (env_int("MPIPCL_RMA", 0, 1, &v)) {
+        c.rma_window = v != 0;
+    }
+    if (const char* n = std::getenv("MPIPCL_NOTIFY"); n != nullptr && *n != '\0') {
+        if (!parse_notify(n, &c.notify)) {
+            MPIPCL_LOG(Warn, "ignoring MPIPCL_NOTIFY=%s (expected gcd|partition|message)", n);
+        }
+    }
     return c;
 }
 
@@ -99,7 +121,7 @@ RequestOptions request_options(MPI_Info info)
     if (g_config.backend_env_invalid) {
         throw Error(ErrId::BadBackend, "MPIPCL_BACKEND is not persistent|rma|native");
     }
-    RequestOptions o{g_config.backend, g_config.messages};
+    RequestOptions o{g_config.backend, g_config.messages, g_config.notify};
     if (info == MPI_INFO_NULL) {
         return o;
     }
@@ -119,6 +141,11 @@ RequestOptions request_options(MPI_Info info)
                         std::string("mpipcl_messages=") + value + " is not in [0, 1048576]");
         }
         o.messages = static_cast<int>(x);
+    }
+    PMPI_Info_get(info, "mpipcl_notify", MPI_MAX_INFO_VAL, value, &flag);
+    if (flag && !parse_notify(value, &o.notify)) {
+        throw Error(ErrId::BadInfoValue,
+                    std::string("mpipcl_notify=") + value + " is not gcd|partition|message");
     }
     return o;
 }

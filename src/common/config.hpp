@@ -11,6 +11,17 @@ namespace mpipcl {
 
 enum class BackendKind : int { Persistent = 0, Rma = 1, Native = 2 };
 
+/// RMA backend: how arrival is announced (info key "mpipcl_notify", MPIPCL_NOTIFY).
+enum class NotifyMode : int {
+    Auto = 0,       ///< Message when mpipcl_messages is set, else Gcd
+    Gcd = 1,        ///< gcd(send partitions, receive partitions) flags
+    Partition = 2,  ///< one flag per receive partition
+    Message = 3,    ///< one flag per internal message (put unit)
+};
+
+/// Parses "gcd" | "partition" | "message"; returns false for anything else.
+bool parse_notify(const std::string& text, NotifyMode* out);
+
 /// Parses "persistent" | "rma" | "native"; returns false for anything else.
 bool parse_backend(const std::string& text, BackendKind* out);
 const char* backend_name(BackendKind kind);
@@ -23,6 +34,8 @@ struct Config {
     std::int64_t min_message_bytes = 4096;  ///< MPIPCL_MIN_MESSAGE_BYTES (automatic mode)
     int max_messages = 1024;                ///< MPIPCL_MAX_MESSAGES (automatic mode cap)
     int progress_max_sleep_us = 50;        ///< MPIPCL_PROGRESS_MAX_SLEEP_US
+    bool rma_window = true;                 ///< MPIPCL_RMA (0/1): create the RMA window
+    NotifyMode notify = NotifyMode::Auto;   ///< MPIPCL_NOTIFY
     bool backend_env_invalid = false;       ///< MPIPCL_BACKEND was set to something unknown
 
     static Config load();
@@ -36,9 +49,11 @@ void set_config(const Config& cfg);
 struct RequestOptions {
     BackendKind backend;
     int messages;
+    NotifyMode notify;
 };
 
-/// Reads "mpipcl_backend" and "mpipcl_messages" from @p info (MPI_INFO_NULL allowed).
+/// Reads "mpipcl_backend", "mpipcl_messages" and "mpipcl_notify" from @p info
+/// (MPI_INFO_NULL allowed).
 /// Throws mpipcl::Error(MPI_ERR_INFO_VALUE-class code) for a malformed value.
 RequestOptions request_options(MPI_Info info);
 

@@ -22,7 +22,6 @@ const ErrDef kDefs[static_cast<int>(ErrId::Count_)] = {
     {MPI_ERR_REQUEST, "mpipcl: the partitioned request is not active (call MPI_Start first)"},
     {MPI_ERR_REQUEST, "mpipcl: wrong kind of request for this call"},
     {MPI_ERR_REQUEST, "mpipcl: the partitioned request is active (complete it first)"},
-    {MPI_ERR_REQUEST, "mpipcl: the peer freed its matching request before starting it"},
     {MPI_ERR_TRUNCATE, "mpipcl: the sender's total size exceeds the receive buffer"},
     {MPI_ERR_COUNT, "mpipcl: the sender's total size is smaller than the receive buffer"},
     {MPI_ERR_COUNT, "mpipcl: invalid count"},

@@ -21,7 +21,6 @@ enum class ErrId : int {
     NotStarted,       // MPI_ERR_REQUEST
     WrongKind,        // MPI_ERR_REQUEST
     ActiveRequest,    // MPI_ERR_REQUEST: free/cancel of an active request
-    PeerFreed,        // MPI_ERR_REQUEST
     Truncate,         // MPI_ERR_TRUNCATE: sender has more data than fits
     SizeMismatch,     // MPI_ERR_COUNT: sender has less data than the receive buffer
     BadCount,         // MPI_ERR_COUNT

@@ -112,6 +112,7 @@ void Engine::finalize()
     outgoing_.clear();
     unexpected_.clear();
     unmatched_.clear();
+    matched_.clear();
     sends_.clear();
     recvs_.clear();
     for (auto& r : active_) {
@@ -163,6 +164,11 @@ void Engine::start(const std::shared_ptr<Request>& req)
     {
         std::lock_guard<std::mutex> lk(mu_);
         req->begin_round_locked();
+        if (auto m = matched_.find(req->id()); m != matched_.end()) {
+            const Setup setup = m->second;
+            matched_.erase(m);
+            pair_recv_locked(req, setup);
+        }
         if (!req->round_complete()) {
             activate_locked(req);
         }
@@ -195,6 +201,18 @@ void Engine::remove(const std::shared_ptr<Request>& req)
             m.send_id = req->id();
             send_ctrl_locked(ep.peer_world, m);
         }
+    } else if (auto m = matched_.find(req->id()); m != matched_.end()) {
+        // Never started: its Setup goes to the next receive in line, as if it never existed.
+        const Setup setup = m->second;
+        matched_.erase(m);
+        recvs_.erase({setup.src, setup.msg.send_id});
+        const MatchKey key{ep.comm_key, ep.peer_world, ep.tag};
+        std::shared_ptr<Request> next;
+        if (pop_front(unmatched_, key, &next)) {
+            match_locked(next, setup);
+        } else {
+            unexpected_[key].push_front(setup);
+        }
     } else if (pairing == Pairing::Unpaired) {
         pending_pairs_.fetch_sub(1, std::memory_order_relaxed);
         MatchKey key{ep.comm_key, ep.peer_world, ep.tag};
@@ -208,12 +226,6 @@ void Engine::remove(const std::shared_ptr<Request>& req)
         }
     } else {
         recvs_.erase({ep.peer_world, req->peer_id});
-        if (!req->ever_started() && pairing == Pairing::Paired) {
-            CtrlMsg m{};
-            m.type = MsgType::PeerFreed;
-            m.send_id = req->peer_id;
-            send_ctrl_locked(ep.peer_world, m);
-        }
     }
     release_tags_locked(*req);
     if (req->in_active_list) {
@@ -324,13 +336,6 @@ void Engine::handle_ctrl_locked(const CtrlMsg& msg, int src)
         case MsgType::Cancel:
             handle_cancel_locked(msg, src);
             break;
-        case MsgType::PeerFreed: {
-            auto it = sends_.find(msg.send_id);
-            if (it != sends_.end()) {
-                it->second->fail_locked(error_code(ErrId::PeerFreed));
-            }
-            break;
-        }
         default:
             MPIPCL_LOG(Error, "unknown control message %d from %d", static_cast<int>(msg.type), src);
     }
@@ -351,11 +356,22 @@ void Engine::match_or_queue_locked(const std::shared_ptr<Request>& recv, const M
 
 void Engine::match_locked(const std::shared_ptr<Request>& recv, const Setup& setup)
 {
-    const auto& ep = recv->endpoint();
     pending_pairs_.fetch_sub(1, std::memory_order_relaxed);
     recv->peer_id = setup.msg.send_id;
     recvs_[{setup.src, setup.msg.send_id}] = recv;
+    if (recv->ever_started()) {
+        pair_recv_locked(recv, setup);
+    } else {
+        // Matched in init order, but the pairing (backend, data tags, Reply) waits for the
+        // first Start: a receive freed before it ever starts then gives its Setup back to the
+        // next receive in line, and the sender has sent nothing that could go astray.
+        matched_[recv->id()] = setup;
+    }
+}
 
+void Engine::pair_recv_locked(const std::shared_ptr<Request>& recv, const Setup& setup)
+{
+    const auto& ep = recv->endpoint();
     Agreement a;
     a.send_partitions = setup.msg.partitions;
     a.send_part_bytes = setup.msg.part_bytes;
@@ -399,6 +415,9 @@ void Engine::match_locked(const std::shared_ptr<Request>& recv, const Setup& set
         recv->fail_locked(err);
         reply.error = encode_error(err);
     }
+    MPIPCL_LOG(Debug, "recv %llu paired with send %llu of rank %d: tags %d.., error %d",
+               static_cast<unsigned long long>(recv->id()),
+               static_cast<unsigned long long>(setup.msg.send_id), setup.src, reply.tag_base, err);
     send_ctrl_locked(setup.src, reply);
     if (recv->is_active() && !recv->round_complete()) {
         activate_locked(recv);
@@ -417,6 +436,9 @@ void Engine::handle_reply_locked(const CtrlMsg& msg)
     }
     pending_pairs_.fetch_sub(1, std::memory_order_relaxed);
     req->peer_id = msg.recv_id;
+    MPIPCL_LOG(Debug, "send %llu paired with recv %llu: tags %d.., error %d",
+               static_cast<unsigned long long>(req->id()),
+               static_cast<unsigned long long>(msg.recv_id), msg.tag_base, msg.error);
     if (msg.error != 0) {
         req->fail_locked(decode_error(msg.error));
         return;
@@ -466,9 +488,14 @@ void Engine::handle_cancel_locked(const CtrlMsg& msg, int src)
     // The receive was paired with a send that was freed before it ever started: unpair it
     // and give it to the next Setup, as if the send had never existed.
     auto recv = r->second;
+    MPIPCL_LOG(Debug, "send %llu of rank %d cancelled: unpairing recv %llu",
+               static_cast<unsigned long long>(msg.send_id), src,
+               static_cast<unsigned long long>(recv->id()));
     recvs_.erase(r);
-    release_tags_locked(*recv);
-    recv->unpair_locked();
+    if (matched_.erase(recv->id()) == 0) {
+        release_tags_locked(*recv);
+        recv->unpair_locked();
+    }
     pending_pairs_.fetch_add(1, std::memory_order_relaxed);
     match_or_queue_locked(recv, key, true);
 }

@@ -85,7 +85,10 @@ class Engine {
     /// when it was already first in line before an unpairing).
     void match_or_queue_locked(const std::shared_ptr<Request>& recv, const MatchKey& key,
                                bool first_in_line);
+    /// Matches @p recv with @p setup (init order); pairs at once if it was ever started.
     void match_locked(const std::shared_ptr<Request>& recv, const Setup& setup);
+    /// Builds the receive's backend, reserves its data tags and sends the Reply.
+    void pair_recv_locked(const std::shared_ptr<Request>& recv, const Setup& setup);
     void handle_reply_locked(const CtrlMsg& msg);
     void handle_cancel_locked(const CtrlMsg& msg, int src);
     void activate_locked(const std::shared_ptr<Request>& req);
@@ -112,6 +115,7 @@ class Engine {
     std::map<MatchKey, std::deque<std::shared_ptr<Request>>> unmatched_;
     std::unordered_map<std::uint64_t, std::shared_ptr<Request>> sends_;  // by send id
     std::map<std::pair<int, std::uint64_t>, std::shared_ptr<Request>> recvs_;  // (src, send id)
+    std::unordered_map<std::uint64_t, Setup> matched_;  // never-started receive id -> its Setup
     std::vector<std::shared_ptr<Request>> active_;
     TagAllocator tags_;
     std::atomic<int> pending_pairs_{0};  // requests waiting for their peer

@@ -11,9 +11,8 @@ constexpr int kCtrlTag = 0;
 
 enum class MsgType : std::int32_t {
     Setup = 1,      ///< sender -> receiver, at Psend_init: describes the send side
-    Reply = 2,      ///< receiver -> sender, at match: accepted (tag base) or error
+    Reply = 2,      ///< receiver -> sender, at the receive's first Start: accepted or error
     Cancel = 3,     ///< sender -> receiver: a never-started send request was freed
-    PeerFreed = 4,  ///< receiver -> sender: a matched, never-started receive was freed
 };
 
 /// Fixed-size, trivially copyable; both sides run the same binary layout (same library).

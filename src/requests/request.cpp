@@ -3,6 +3,7 @@
 #include "requests/request.hpp"
 
 #include "common/error.hpp"
+#include "progress/backoff.hpp"
 #include "progress/engine.hpp"
 
 namespace mpipcl::requests {
@@ -114,6 +115,28 @@ bool Request::peek(MPI_Status* status) noexcept
     return true;
 }
 
+int Request::prepare() noexcept
+{
+    if (state() != State::Active) {
+        return error_code(ErrId::NotStarted);
+    }
+    Engine& engine = Engine::instance();
+    if (kind_ == Kind::Recv || null_peer()) {
+        engine.progress();  // the Ready for this round left at Start (or leaves at pairing)
+        return MPI_SUCCESS;
+    }
+    progress::Backoff b = progress::user_wait_backoff();
+    while (peer_ready_round() < round() && !round_complete() &&
+           pairing() != Pairing::Failed) {
+        if (engine.progress()) {
+            b.reset();
+        } else {
+            b.pause();
+        }
+    }
+    return MPI_SUCCESS;
+}
+
 void Request::fill_status(MPI_Status* status) const noexcept
 {
     if (status == MPI_STATUS_IGNORE) {
@@ -158,6 +181,8 @@ void Request::begin_round_locked()
     }
     round_error_ = MPI_SUCCESS;
     complete_.store(false, std::memory_order_relaxed);
+    // sync: relaxed; published with the Active store below.
+    round_.store(round_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     ever_started_ = true;
     const int sticky = error_.load(std::memory_order_relaxed);
     if (null_peer() || sticky != MPI_SUCCESS) {
@@ -205,7 +230,20 @@ void Request::unpair_locked()
     }
     ready_backend_.store(nullptr);
     retired_.push_back(std::move(backend_));
+    error_.store(MPI_SUCCESS, std::memory_order_relaxed);
     pairing_.store(Pairing::Unpaired, std::memory_order_release);
+}
+
+void Request::peer_ready_locked(std::uint64_t round)
+{
+    if (round <= peer_ready_.load(std::memory_order_relaxed)) {
+        return;
+    }
+    // sync: release pairs with prepare()'s and the backend's acquire.
+    peer_ready_.store(round, std::memory_order_release);
+    if (backend_ && state() == State::Active && !round_complete()) {
+        backend_->peer_ready();
+    }
 }
 
 bool Request::progress_locked()

@@ -50,6 +50,9 @@ struct Agreement {
     int messages = 0;  ///< requested internal messages (the layout may use fewer)
     int tag_base = 0;  ///< first data tag on the private communicator
     BackendKind backend = BackendKind::Persistent;
+    /// The peer's backend data (CtrlMsg::extra of its Setup on the receiver, of its Reply on
+    /// the sender).
+    std::uint64_t peer_extra[4] = {0, 0, 0, 0};
 };
 
 /// Data path of one request. Methods marked "engine lock" run with Engine::mu_ held; the
@@ -71,6 +74,10 @@ class Backend {
     virtual void abort_round() = 0;
     /// The data tags this backend reserved (released by the engine), or 0.
     virtual int tags_used() const noexcept = 0;
+    /// engine lock (sender): the receiver announced a new round (Request::peer_ready_round).
+    virtual void peer_ready() noexcept {}
+    /// engine lock (receiver): backend data for the Reply (CtrlMsg::extra).
+    virtual void reply_extra(std::uint64_t extra[4]) const noexcept {}
 };
 
 /// How a request stands with respect to its peer.
@@ -98,6 +105,10 @@ class Request : public std::enable_shared_from_this<Request> {
     bool is_active() const { return state() == State::Active; }
     /// True once the current round has completed (all data sent / arrived, or failed).
     bool round_complete() const { return complete_.load(std::memory_order_acquire); }
+    /// Rounds started so far (1 during the first round).
+    std::uint64_t round() const { return round_.load(std::memory_order_acquire); }
+    /// Sender: the latest round the receiver has started (its Ready message), 0 = none yet.
+    std::uint64_t peer_ready_round() const { return peer_ready_.load(std::memory_order_acquire); }
 
     // ---- user operations (facade) ----
     [[nodiscard]] int pready(int partition) noexcept;
@@ -107,12 +118,17 @@ class Request : public std::enable_shared_from_this<Request> {
     bool try_complete(MPI_Status* status, int* err) noexcept;
     /// Like try_complete without deactivating (MPI_Request_get_status).
     bool peek(MPI_Status* status) noexcept;
+    /// MPIX_Pbuf_prepare: sender: waits (driving progress) until the receiver has started
+    /// this round, the round completed or pairing failed; receiver: returns at once.
+    [[nodiscard]] int prepare() noexcept;
 
     // ---- engine side (engine lock held) ----
     void begin_round_locked();
     void pair_locked(const Agreement& a, std::unique_ptr<Backend> backend);
     void fail_locked(int code);
     void unpair_locked();
+    /// Sender: the receiver has started round @p round (MsgType::Ready).
+    void peer_ready_locked(std::uint64_t round);
     /// Advances an active round; returns true once it is complete.
     bool progress_locked();
     bool ever_started() const { return ever_started_; }
@@ -142,6 +158,8 @@ class Request : public std::enable_shared_from_this<Request> {
     /// The backend as seen by lock-free readers (Pready, Parrived); null until paired.
     std::atomic<Backend*> ready_backend_{nullptr};
     std::atomic<int> error_{MPI_SUCCESS};  ///< sticky pairing error (size mismatch ...)
+    std::atomic<std::uint64_t> round_{0};
+    std::atomic<std::uint64_t> peer_ready_{0};
     int round_error_ = MPI_SUCCESS;
     bool ever_started_ = false;
     Agreement agreement_;

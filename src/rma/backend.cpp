@@ -1,0 +1,490 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// RMA data path: Put + flush of ready units, then flag Puts + flush; flags read locally.
+#include "rma/backend.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <numeric>
+
+#include "common/config.hpp"
+#include "common/error.hpp"
+#include "common/log.hpp"
+#include "rma/flatten.hpp"
+#include "rma/rma.hpp"
+
+namespace mpipcl::rma {
+
+using requests::Agreement;
+using requests::Kind;
+using requests::Request;
+
+namespace {
+/// Longest block list a datatype may flatten to (16 B per block travel in the description).
+constexpr std::size_t kMaxBlocks = 16384;
+/// Description header: lb, extent; then (disp, len) per block.
+constexpr std::size_t kDescHeader = 2;
+/// Bound on one Put's bytes before its counts are split (counts are ints).
+constexpr std::int64_t kMaxPiece = std::int64_t{1} << 30;
+
+bool finalized()
+{
+    int f = 0;
+    PMPI_Finalized(&f);
+    return f != 0;
+}
+
+FlagMode resolve_mode(NotifyMode own, NotifyMode peer, int messages)
+{
+    const NotifyMode m = own != NotifyMode::Auto ? own : peer;
+    switch (m) {
+        case NotifyMode::Gcd: return FlagMode::Gcd;
+        case NotifyMode::Partition: return FlagMode::Partition;
+        case NotifyMode::Message: return FlagMode::Message;
+        case NotifyMode::Auto: break;
+    }
+    // mpipcl_messages asks for M internal messages: give each its own arrival notice, as the
+    // persistent backend does; otherwise the paper's gcd(S, R) completion flags.
+    return messages > 0 ? FlagMode::Message : FlagMode::Gcd;
+}
+}  // namespace
+
+void TargetInfo::encode(std::uint64_t extra[4]) const
+{
+    extra[0] = base;
+    extra[1] = flags;
+    extra[2] = desc;
+    extra[3] = static_cast<std::uint64_t>(mode) | (static_cast<std::uint64_t>(desc_blocks) << 8);
+}
+
+TargetInfo TargetInfo::decode(const std::uint64_t extra[4])
+{
+    TargetInfo t;
+    t.base = extra[0];
+    t.flags = extra[1];
+    t.desc = extra[2];
+    t.mode = static_cast<FlagMode>(extra[3] & 0xff);
+    t.desc_blocks = static_cast<std::uint32_t>(extra[3] >> 8);
+    return t;
+}
+
+RmaBackend::Attachment::~Attachment()
+{
+    if (held) {
+        Window::instance().release(key);
+    }
+}
+
+RmaBackend::SlotLease::~SlotLease() { Window::instance().free_slots(slots); }
+
+RmaBackend::RmaBackend(Request& req, const Agreement& a)
+    : req_(req),
+      send_(req.kind() == Kind::Send),
+      win_(Window::instance().win()),
+      peer_(req.endpoint().peer_world)
+{
+    if (send_) {
+        init_sender(a);
+    } else {
+        init_receiver(a);
+    }
+}
+
+RmaBackend::~RmaBackend()
+{
+    if (finalized()) {
+        return;
+    }
+    for (MPI_Datatype* t : {&origin_type_, &target_type_}) {
+        if (*t != MPI_BYTE && *t != MPI_DATATYPE_NULL) {
+            PMPI_Type_free(t);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- receiver
+
+void RmaBackend::init_receiver(const Agreement& a)
+{
+    const auto& ep = req_.endpoint();
+    mode_ = resolve_mode(req_.options().notify, static_cast<NotifyMode>(a.peer_extra[0]),
+                         a.messages);
+    map_ = make_notify_map(a.send_partitions, a.send_part_bytes, a.recv_elem_bytes,
+                           a.recv_partitions, a.recv_part_bytes, mode_, a.messages);
+    Flat flat;
+    if (!flatten_type(ep.datatype, kMaxBlocks, &flat)) {
+        throw Fallback{"the receive datatype cannot be described as byte blocks"};
+    }
+    const bool contig = flat.contiguous();
+    const std::int64_t elems = static_cast<std::int64_t>(ep.partitions) * ep.count;
+    auto* buf = static_cast<char*>(ep.buf);
+    if (elems > 0 && flat.size > 0) {
+        // Attach the bytes the elements really touch: true lb of the first .. true ub of the last.
+        const std::int64_t first = flat.true_lb;
+        const std::int64_t last = (elems - 1) * flat.extent + flat.true_lb;
+        const std::int64_t lo = std::min(first, last);
+        const std::int64_t hi = std::max(first, last) + flat.true_extent;
+        if (!Window::instance().attach(buf + lo, static_cast<std::size_t>(hi - lo),
+                                       &attachment_.key)) {
+            throw Fallback{"the receive buffer cannot be attached to the window"};
+        }
+        attachment_.held = true;
+    }
+    const std::size_t desc_slots = contig ? 0 : kDescHeader + 2 * flat.blocks.size();
+    lease_.slots = Window::instance().alloc_slots(map_.flags() + desc_slots);
+    flags_ = lease_.slots.ptr;
+
+    MPI_Aint addr = 0;
+    MPIPCL_CHECK_MPI(PMPI_Get_address(buf, &addr));
+    target_info_.base = static_cast<std::uint64_t>(addr + (contig ? flat.true_lb : 0));
+    MPIPCL_CHECK_MPI(PMPI_Get_address(flags_, &addr));
+    target_info_.flags = static_cast<std::uint64_t>(addr);
+    target_info_.mode = mode_;
+    if (!contig) {
+        std::uint64_t* d = flags_ + map_.flags();
+        d[0] = static_cast<std::uint64_t>(flat.lb);
+        d[1] = static_cast<std::uint64_t>(flat.extent);
+        for (std::size_t i = 0; i < flat.blocks.size(); ++i) {
+            d[kDescHeader + 2 * i] = static_cast<std::uint64_t>(flat.blocks[i].disp);
+            d[kDescHeader + 2 * i + 1] = static_cast<std::uint64_t>(flat.blocks[i].len);
+        }
+        MPIPCL_CHECK_MPI(PMPI_Get_address(d, &addr));
+        target_info_.desc = static_cast<std::uint64_t>(addr);
+        target_info_.desc_blocks = static_cast<std::uint32_t>(flat.blocks.size());
+    }
+    part_first_.resize(ep.partitions);
+    part_last_.resize(ep.partitions);
+    for (int p = 0; p < ep.partitions; ++p) {
+        map_.recv_partition_flags(ep.part_bytes(), p, &part_first_[p], &part_last_[p]);
+    }
+}
+
+std::uint64_t RmaBackend::flag(int f) const noexcept
+{
+    // sync: acquire pairs with the sender's flush of the data before its flag Put: a flag that
+    // holds the round implies the bytes it announces are in memory.
+    return __atomic_load_n(&flags_[f], __ATOMIC_ACQUIRE);
+}
+
+bool RmaBackend::arrived(int p) const noexcept
+{
+    // sync: relaxed; round_ was stored before the request was published Active (release), and
+    // Parrived acquired that state before calling us.
+    const std::uint64_t r = round_.load(std::memory_order_relaxed);
+    for (int f = part_first_[p]; f <= part_last_[p]; ++f) {
+        if (flag(f) != r) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// ---------------------------------------------------------------- sender
+
+void RmaBackend::init_sender(const Agreement& a)
+{
+    const auto& ep = req_.endpoint();
+    target_info_ = TargetInfo::decode(a.peer_extra);
+    mode_ = target_info_.mode;
+    map_ = make_notify_map(a.send_partitions, a.send_part_bytes, a.recv_elem_bytes,
+                           a.recv_partitions, a.recv_part_bytes, mode_, a.messages);
+    if (!flatten_type(ep.datatype, kMaxBlocks, &origin_)) {
+        throw Error(ErrId::Internal, "the send datatype cannot be flattened");
+    }
+    origin_type_ = byte_datatype(origin_);
+    target_contig_ = target_info_.desc == 0;
+    target_size_ = a.recv_elem_bytes;
+    described_.store(target_contig_, std::memory_order_relaxed);
+    // A Put piece must end on a send element and a receive element: a multiple of both sizes.
+    const std::int64_t o_unit = origin_.contiguous() ? 1 : std::max<std::int64_t>(1, origin_.size);
+    const std::int64_t t_unit = target_contig_ ? 1 : std::max<std::int64_t>(1, target_size_);
+    const std::int64_t step = std::lcm(o_unit, t_unit);
+    if (step > kMaxPiece) {
+        throw Error(ErrId::BadCount, "datatype sizes too large for the RMA backend");
+    }
+    piece_ = std::max(step, kMaxPiece / step * step);
+
+    const int units = map_.unit_count();
+    part_unit_.resize(ep.partitions);
+    remaining_ = std::make_unique<std::atomic<int>[]>(units);
+    next_ = std::make_unique<std::atomic<int>[]>(units);
+    for (int u = 0; u < units; ++u) {
+        for (int p = map_.units.part_begin[u]; p < map_.units.part_begin[u + 1]; ++p) {
+            part_unit_[p] = u;
+        }
+    }
+    flag_left_.resize(map_.flags());
+    flag_src_.resize(map_.flags());
+    batch_.reserve(units);
+    done_.reserve(map_.flags());
+}
+
+bool RmaBackend::peer_started() const
+{
+    return req_.peer_ready_round() >= send_round_;
+}
+
+void RmaBackend::partition_ready(int p) noexcept
+{
+    const int u = part_unit_[p];
+    // sync: acq_rel chains every Pready thread's buffer writes to the one that sees zero.
+    if (remaining_[u].fetch_sub(1, std::memory_order_acq_rel) != 1) {
+        return;
+    }
+    int h = head_.load(std::memory_order_relaxed);
+    do {
+        next_[u].store(h, std::memory_order_relaxed);
+        // sync: release publishes next_[u] and the unit's data to the flusher's acquire.
+    } while (!head_.compare_exchange_weak(h, u, std::memory_order_release,
+                                          std::memory_order_relaxed));
+}
+
+void RmaBackend::flush() noexcept
+{
+    if (!send_) {
+        return;
+    }
+    // One flusher at a time. seq_cst on head_/draining_ (Dekker with partition_ready and
+    // peer_ready): a unit pushed while another thread drains is seen by that thread's re-check.
+    for (;;) {
+        if (head_.load() == -1 || !peer_started() ||
+            flush_error_.load(std::memory_order_relaxed) != MPI_SUCCESS) {
+            return;
+        }
+        if (draining_.exchange(true)) {
+            return;
+        }
+        drain();
+        draining_.store(false);
+    }
+}
+
+int RmaBackend::fetch_description() noexcept
+{
+    const std::size_t n = kDescHeader + 2 * std::size_t{target_info_.desc_blocks};
+    std::vector<std::uint64_t> d(n);
+    int rc = PMPI_Get(d.data(), static_cast<int>(n), MPI_UINT64_T, peer_,
+                      static_cast<MPI_Aint>(target_info_.desc), static_cast<int>(n), MPI_UINT64_T,
+                      win_);
+    if (rc == MPI_SUCCESS) {
+        rc = PMPI_Win_flush(peer_, win_);
+    }
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    Flat f;
+    f.lb = static_cast<std::int64_t>(d[0]);
+    f.extent = static_cast<std::int64_t>(d[1]);
+    f.blocks.resize(target_info_.desc_blocks);
+    for (std::size_t i = 0; i < f.blocks.size(); ++i) {
+        f.blocks[i] = Block{static_cast<std::int64_t>(d[kDescHeader + 2 * i]),
+                            static_cast<std::int64_t>(d[kDescHeader + 2 * i + 1])};
+        f.size += f.blocks[i].len;
+    }
+    if (f.size != target_size_) {
+        return error_code(ErrId::Internal);
+    }
+    try {
+        target_type_ = byte_datatype(f);
+    } catch (const Error& e) {
+        return e.code();
+    }
+    target_extent_ = f.extent;
+    // sync: only the flusher reads described_/target_type_ (draining_ orders them).
+    described_.store(true, std::memory_order_relaxed);
+    return MPI_SUCCESS;
+}
+
+int RmaBackend::put_bytes(std::int64_t b0, std::int64_t b1) noexcept
+{
+    const auto& ep = req_.endpoint();
+    const auto* sbuf = static_cast<const char*>(ep.buf);
+    const bool o_contig = origin_.contiguous();
+    for (std::int64_t lo = b0; lo < b1; lo += piece_) {
+        const std::int64_t n = std::min(piece_, b1 - lo);
+        const char* origin = nullptr;
+        int o_count = 0;
+        if (o_contig) {
+            origin = sbuf + origin_.true_lb + lo;
+            o_count = static_cast<int>(n);
+        } else {
+            origin = sbuf + (lo / origin_.size) * origin_.extent;
+            o_count = static_cast<int>(n / origin_.size);
+        }
+        MPI_Aint disp = 0;
+        int t_count = 0;
+        if (target_contig_) {
+            disp = static_cast<MPI_Aint>(target_info_.base + lo);
+            t_count = static_cast<int>(n);
+        } else {
+            disp = static_cast<MPI_Aint>(target_info_.base) +
+                   static_cast<MPI_Aint>((lo / target_size_) * target_extent_);
+            t_count = static_cast<int>(n / target_size_);
+        }
+        const int rc = PMPI_Put(origin, o_count, origin_type_, peer_, disp, t_count,
+                                target_type_, win_);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+void RmaBackend::drain() noexcept
+{
+    int rc = MPI_SUCCESS;
+    if (!described_.load(std::memory_order_relaxed)) {
+        rc = fetch_description();
+        if (rc != MPI_SUCCESS) {
+            flush_error_.store(rc, std::memory_order_relaxed);
+            return;
+        }
+    }
+    // sync: acq_rel takes the whole stack and the data the Pready threads published with it.
+    int h = head_.exchange(-1, std::memory_order_acq_rel);
+    batch_.clear();
+    for (; h != -1; h = next_[h].load(std::memory_order_relaxed)) {
+        batch_.push_back(h);
+    }
+    if (batch_.empty()) {
+        return;
+    }
+    std::sort(batch_.begin(), batch_.end());
+    // Consecutive units leave as one Put; then one flush makes them all visible.
+    const auto& ub = map_.units.begin;
+    bool any_data = false;
+    for (std::size_t i = 0; i < batch_.size() && rc == MPI_SUCCESS;) {
+        std::size_t j = i + 1;
+        while (j < batch_.size() && batch_[j] == batch_[j - 1] + 1) {
+            ++j;
+        }
+        const std::int64_t b0 = ub[batch_[i]];
+        const std::int64_t b1 = ub[batch_[j - 1] + 1];
+        any_data = any_data || b1 > b0;
+        rc = put_bytes(b0, b1);
+        i = j;
+    }
+    if (rc == MPI_SUCCESS && any_data) {
+        rc = PMPI_Win_flush(peer_, win_);
+    }
+    if (rc != MPI_SUCCESS) {
+        flush_error_.store(rc, std::memory_order_relaxed);
+        return;
+    }
+    // The data is at the target: now the flags whose units are all in, in runs.
+    done_.clear();
+    for (int u : batch_) {
+        for (int f = map_.unit_flag_first[u]; f <= map_.unit_flag_last[u]; ++f) {
+            if (--flag_left_[f] == 0) {
+                done_.push_back(f);
+            }
+        }
+    }
+    if (done_.empty()) {
+        return;
+    }
+    std::sort(done_.begin(), done_.end());
+    for (std::size_t i = 0; i < done_.size() && rc == MPI_SUCCESS;) {
+        std::size_t j = i + 1;
+        while (j < done_.size() && done_[j] == done_[j - 1] + 1) {
+            ++j;
+        }
+        const int f0 = done_[i];
+        const int n = static_cast<int>(j - i);
+        const auto disp = static_cast<MPI_Aint>(target_info_.flags + sizeof(std::uint64_t) * f0);
+        rc = PMPI_Put(&flag_src_[f0], n, MPI_UINT64_T, peer_, disp, n, MPI_UINT64_T, win_);
+        i = j;
+    }
+    if (rc == MPI_SUCCESS) {
+        rc = PMPI_Win_flush(peer_, win_);
+    }
+    if (rc != MPI_SUCCESS) {
+        flush_error_.store(rc, std::memory_order_relaxed);
+        return;
+    }
+    // sync: release so progress() sees the completed round only after our flushes.
+    flags_done_.fetch_add(static_cast<int>(done_.size()), std::memory_order_release);
+}
+
+// ---------------------------------------------------------------- both
+
+void RmaBackend::start()
+{
+    if (!send_) {
+        // sync: relaxed; published to Parrived by the request's Active store (release).
+        round_.store(req_.round(), std::memory_order_relaxed);
+        seen_ = 0;
+        return;
+    }
+    send_round_ = req_.round();
+    for (int u = 0; u < map_.unit_count(); ++u) {
+        remaining_[u].store(map_.units.part_begin[u + 1] - map_.units.part_begin[u],
+                            std::memory_order_relaxed);
+    }
+    std::copy(map_.flag_units.begin(), map_.flag_units.end(), flag_left_.begin());
+    std::fill(flag_src_.begin(), flag_src_.end(), send_round_);
+    head_.store(-1, std::memory_order_relaxed);
+    flags_done_.store(0, std::memory_order_relaxed);
+    flush_error_.store(MPI_SUCCESS, std::memory_order_relaxed);
+}
+
+bool RmaBackend::progress()
+{
+    if (!send_) {
+        if (Window::instance().separate_model()) {
+            PMPI_Win_sync(win_);
+        }
+        const std::uint64_t r = round_.load(std::memory_order_relaxed);
+        while (seen_ < map_.flags() && flag(seen_) == r) {
+            ++seen_;
+        }
+        return seen_ == map_.flags();
+    }
+    flush();
+    if (const int rc = flush_error_.load(std::memory_order_relaxed); rc != MPI_SUCCESS) {
+        throw Error(rc, "MPI_Put/MPI_Win_flush to the receiver failed");
+    }
+    // sync: acquire pairs with drain()'s release after the last flag flush.
+    return flags_done_.load(std::memory_order_acquire) == map_.flags();
+}
+
+// ---------------------------------------------------------------- module interface
+
+void init(MPI_Comm comm) noexcept
+{
+    if (!config().rma_window) {
+        MPIPCL_LOG(Debug, "MPIPCL_RMA=0: no RMA window");
+        return;
+    }
+    Window::instance().init(comm);
+}
+
+void finalize() noexcept { Window::instance().finalize(); }
+
+bool available() noexcept { return Window::instance().available(); }
+
+const char* unavailable_reason() noexcept
+{
+    if (!config().rma_window) {
+        return "the RMA backend is disabled (MPIPCL_RMA=0)";
+    }
+    return Window::instance().unavailable_reason().c_str();
+}
+
+bool can_send(const Request& req) noexcept
+{
+    Flat f;
+    return available() && flatten_type(req.endpoint().datatype, kMaxBlocks, &f);
+}
+
+std::unique_ptr<requests::Backend> create(Request& req, const Agreement& a)
+{
+    try {
+        return std::make_unique<RmaBackend>(req, a);
+    } catch (const Fallback& f) {
+        MPIPCL_LOG(Info, "rma request from rank %d uses the persistent backend: %s",
+                   req.endpoint().peer, f.why);
+        return nullptr;
+    }
+}
+
+}  // namespace mpipcl::rma

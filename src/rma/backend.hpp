@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The RMA backend: the sender MPI_Puts each ready put unit straight into the receiver's buffer
+// through the process's dynamic window, flushes, then Puts the round number into the
+// notification flags whose units are all in, and flushes again. The receiver reads its own
+// flag memory: MPI_Parrived needs no MPI call once a flag holds the current round.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "rma/blocks.hpp"
+#include "rma/notify.hpp"
+#include "rma/window.hpp"
+#include "requests/request.hpp"
+
+namespace mpipcl::rma {
+
+/// Thrown by the receiver's constructor when this buffer/datatype cannot use RMA.
+struct Fallback {
+    const char* why;
+};
+
+/// What the receiver tells the sender in the Reply (CtrlMsg::extra).
+struct TargetInfo {
+    std::uint64_t base = 0;   ///< address of stream byte 0 (contiguous) or of element 0
+    std::uint64_t flags = 0;  ///< address of flag 0
+    std::uint64_t desc = 0;   ///< address of the datatype description, 0 = contiguous
+    FlagMode mode = FlagMode::Gcd;
+    std::uint32_t desc_blocks = 0;
+
+    void encode(std::uint64_t extra[4]) const;
+    static TargetInfo decode(const std::uint64_t extra[4]);
+};
+
+class RmaBackend final : public requests::Backend {
+   public:
+    /// Throws Error, and Fallback (receiver only).
+    RmaBackend(requests::Request& req, const requests::Agreement& a);
+    ~RmaBackend() override;
+
+    void start() override;
+    void partition_ready(int p) noexcept override;
+    void flush() noexcept override;
+    bool arrived(int p) const noexcept override;
+    bool progress() override;
+    void abort_round() override {}
+    int tags_used() const noexcept override { return 0; }
+    void peer_ready() noexcept override { flush(); }
+    void reply_extra(std::uint64_t extra[4]) const noexcept override { target_info_.encode(extra); }
+
+   private:
+    /// Owns one attach() reference.
+    struct Attachment {
+        std::uintptr_t key = 0;
+        bool held = false;
+        ~Attachment();
+    };
+    /// Owns slots from the pool.
+    struct SlotLease {
+        Slots slots;
+        ~SlotLease();
+    };
+
+    void init_sender(const requests::Agreement& a);
+    void init_receiver(const requests::Agreement& a);
+    bool peer_started() const;
+    void drain() noexcept;
+    /// Puts stream bytes [b0, b1) (on unit boundaries) into the receiver's buffer.
+    int put_bytes(std::int64_t b0, std::int64_t b1) noexcept;
+    int fetch_description() noexcept;
+    std::uint64_t flag(int f) const noexcept;
+
+    requests::Request& req_;
+    const bool send_;
+    MPI_Win win_;
+    const int peer_;  ///< the peer's rank in the window's (private) communicator
+    FlagMode mode_ = FlagMode::Gcd;
+    NotifyMap map_;
+
+    // ---- receiver ----
+    Attachment attachment_;
+    SlotLease lease_;
+    std::uint64_t* flags_ = nullptr;
+    std::atomic<std::uint64_t> round_{0};  ///< current round (the value its flags must hold)
+    int seen_ = 0;                          ///< flags 0..seen_-1 hold the round (engine lock)
+    std::vector<int> part_first_;           ///< flags receive partition p waits for
+    std::vector<int> part_last_;
+    TargetInfo target_info_;
+
+    // ---- sender ----
+    std::uint64_t send_round_ = 0;
+    Flat origin_;
+    MPI_Datatype origin_type_ = MPI_BYTE;
+    bool target_contig_ = true;
+    std::int64_t target_size_ = 0;    ///< receiver's element size
+    std::int64_t target_extent_ = 0;  ///< receiver's element extent (derived datatypes)
+    MPI_Datatype target_type_ = MPI_BYTE;
+    std::int64_t piece_ = 0;  ///< largest Put (bytes) whose counts fit in an int
+    std::vector<int> part_unit_;
+    std::unique_ptr<std::atomic<int>[]> remaining_;  ///< per unit: partitions not yet ready
+    std::unique_ptr<std::atomic<int>[]> next_;       ///< lock-free stack of ready units
+    std::atomic<int> head_{-1};
+    std::atomic<bool> draining_{false};
+    std::atomic<bool> described_{false};  ///< target_type_ is built
+    std::atomic<int> flags_done_{0};
+    std::atomic<int> flush_error_{MPI_SUCCESS};
+    // Flusher-only (one flusher at a time, see draining_).
+    std::vector<int> flag_left_;          ///< per flag: units not yet flushed this round
+    std::vector<std::uint64_t> flag_src_;  ///< origin of flag Puts: the round, per flag
+    std::vector<int> batch_;
+    std::vector<int> done_;
+};
+
+}  // namespace mpipcl::rma

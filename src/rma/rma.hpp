@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// What the engine and the C facade need from the RMA backend (src/rma). Built without it
+// (MPIPCL_ENABLE_RMA=OFF), available() is false and nothing else is ever called.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+
+#include "requests/request.hpp"
+
+namespace mpipcl::rma {
+
+/// In MPI_Init* (collective over @p comm, the engine's private communicator): creates the
+/// process's dynamic window unless MPIPCL_RMA=0. Never throws; a failure is logged once.
+void init(MPI_Comm comm) noexcept;
+/// In MPI_Finalize, after every backend was released: frees the window and its memory.
+void finalize() noexcept;
+/// The window exists: rma requests can be created.
+bool available() noexcept;
+/// Why available() is false (for the error message of MPI_Psend_init/MPI_Precv_init).
+const char* unavailable_reason() noexcept;
+
+/// Sender, before the Setup leaves: the send datatype can be described as byte blocks. When
+/// false the request asks for the persistent backend instead.
+bool can_send(const requests::Request& req) noexcept;
+
+/// Builds the RMA backend for @p req. Receiver: flattens its datatype, attaches its buffer
+/// and allocates its flags; returns null when that is impossible for this buffer (overlap with
+/// an attached region, attach limit, datatype that cannot be flattened), and the caller then
+/// uses the persistent backend. Sender: builds the Put datatypes from the Reply
+/// (Agreement::peer_extra). Throws Error. Engine lock held.
+std::unique_ptr<requests::Backend> create(requests::Request& req, const requests::Agreement& a);
+
+}  // namespace mpipcl::rma
