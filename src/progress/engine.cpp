@@ -582,9 +582,15 @@ void Engine::thread_main()
         // While an application thread is driving progress itself (waiting in MPI_Wait*, or
         // polling MPI_Parrived/MPI_Test), stay out of MPI: two threads polling one MPI library
         // only fight over its lock (MPICH: 10x slower transfers on 2 cores).
-        const bool user_active = now_ns() - last_user_progress_.load(std::memory_order_relaxed) <
-                                 kUserActiveNs;
-        if (!user_active && progress_pass()) {
+        const std::int64_t since_user =
+            now_ns() - last_user_progress_.load(std::memory_order_relaxed);
+        if (since_user < kUserActiveNs) {
+            // Sleep, not yield: on a shared core every wake-up costs the polling thread.
+            std::this_thread::sleep_for(std::chrono::nanoseconds(kUserActiveNs - since_user));
+            busy.reset();
+            continue;
+        }
+        if (progress_pass()) {
             busy.reset();
         } else {
             busy.pause();
