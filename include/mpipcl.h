@@ -28,7 +28,9 @@ extern "C" {
  * PMPI profiling interface. Requests that are not partitioned pass straight to PMPI_*.
  *
  * Backend selection: info key "mpipcl_backend" = "persistent" (default) | "rma" | "native",
- * or the environment variable MPIPCL_BACKEND. See docs/config.md for every knob.
+ * or the environment variable MPIPCL_BACKEND. See docs/config.md for every knob. The rma
+ * backend writes with MPI_Put into the receiver's buffer through one dynamic window per
+ * process, created inside MPI_Init* (set MPIPCL_RMA=0 to skip it).
  *
  * Thread levels: with MPI_THREAD_MULTIPLE the library runs one progress thread (it sleeps
  * with back-off, never spins) and MPI_Pready may start data movement from the calling
@@ -122,6 +124,33 @@ MPIPCL_API int MPI_Parrived(MPI_Request request, int partition, int* flag);
  * Thread safety: any thread.
  */
 MPIPCL_API int MPIX_Pcl_interposed(int* flag);
+
+/**
+ * @brief Wait until the receiver's buffer is ready for this round (both backends).
+ *
+ * Every MPI_Start of a partitioned receive tells the sender "ready for round r"; data is
+ * never written into a receive buffer before that (the RMA backend holds ready partitions
+ * back until the notice arrives). This call makes the wait explicit:
+ * - send request: returns once the receiver has called MPI_Start for the round this request
+ *   is in (or the round completed, or pairing failed: the error is reported by the
+ *   completion call). It drives progress while waiting (with back-off). After it returns,
+ *   MPI_Pready of this round moves data at once (RMA: MPI_Put from the Pready caller at
+ *   MPI_THREAD_MULTIPLE) instead of waiting for the notice.
+ * - receive request: local; returns at once (the notice left at MPI_Start, or leaves when
+ *   the sender's MPI_Psend_init has been matched).
+ * @param [in] request an active partitioned request, or MPI_REQUEST_NULL (returns at once)
+ * @return MPI_SUCCESS, MPI_ERR_REQUEST (not a partitioned request, or not started).
+ * Thread safety: any thread at MPI_THREAD_MULTIPLE.
+ */
+MPIPCL_API int MPIX_Pbuf_prepare(MPI_Request request);
+
+/**
+ * @brief MPIX_Pbuf_prepare on each of @p count requests, in order (MPI_REQUEST_NULL allowed).
+ * @return MPI_SUCCESS, or the first failing request's error; MPI_ERR_ARG for count < 0 or a
+ *         NULL array.
+ * Thread safety: as MPIX_Pbuf_prepare.
+ */
+MPIPCL_API int MPIX_Pbuf_prepareall(int count, MPI_Request requests[]);
 
 #ifdef __cplusplus
 }

@@ -132,6 +132,7 @@ RequestOptions request_options(MPI_Info info)
         throw Error(ErrId::BadBackend, std::string("mpipcl_backend=") + value +
                                            " is not persistent|rma|native");
     }
+    o.backend_from_info = flag != 0;
     PMPI_Info_get(info, "mpipcl_messages", MPI_MAX_INFO_VAL, value, &flag);
     if (flag) {
         char* end = nullptr;

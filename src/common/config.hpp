@@ -50,6 +50,7 @@ struct RequestOptions {
     BackendKind backend;
     int messages;
     NotifyMode notify;
+    bool backend_from_info = false;  ///< "mpipcl_backend" was given (not only MPIPCL_BACKEND)
 };
 
 /// Reads "mpipcl_backend", "mpipcl_messages" and "mpipcl_notify" from @p info

@@ -13,6 +13,7 @@
 #include "persistent/backend.hpp"
 #include "progress/comm_info.hpp"
 #include "requests/registry.hpp"
+#include "rma/rma.hpp"
 
 namespace mpipcl::progress {
 
@@ -81,6 +82,7 @@ void Engine::init()
     PMPI_Query_thread(&provided);
     thread_multiple_ = provided == MPI_THREAD_MULTIPLE;
     comm_info_init();
+    rma::init(comm_);  // collective, like the dup above: every process is in MPI_Init*
     stop_ = false;
     initialized_.store(true, std::memory_order_release);
     MPIPCL_LOG(Debug, "engine up: thread level %d, tag ub %d", provided, flag ? *tag_ub : -1);
@@ -121,6 +123,7 @@ void Engine::finalize()
     active_.clear();
     requests::HandleRegistry::instance().for_each(
         [](Request& r) { r.release_backend_locked(); });
+    rma::finalize();
     PMPI_Comm_free(&comm_);
     comm_info_finalize();
     initialized_.store(false, std::memory_order_release);
@@ -142,12 +145,22 @@ void Engine::add(const std::shared_ptr<Request>& req)
             m.part_bytes = ep.part_bytes();
             m.elem_bytes = ep.elem_bytes;
             m.partitions = ep.partitions;
-            m.backend = static_cast<std::int32_t>(req->options().backend);
-            m.messages = req->options().messages > 0
-                             ? req->options().messages
+            BackendKind backend = req->options().backend;
+            if (backend == BackendKind::Rma && !rma::can_send(*req)) {
+                MPIPCL_LOG(Info, "the send datatype cannot be flattened for MPI_Put: asking "
+                                 "for the persistent backend");
+                backend = BackendKind::Persistent;
+            }
+            m.backend = static_cast<std::int32_t>(backend);
+            // rma: 0 = one put unit per send partition (the receiver computes the automatic
+            // persistent count if it falls back).
+            m.messages = req->options().messages > 0 ? req->options().messages
+                         : backend == BackendKind::Rma
+                             ? 0
                              : persistent::auto_messages(ep.partitions, ep.total_bytes(),
                                                          config().min_message_bytes,
                                                          config().max_messages);
+            m.extra[0] = static_cast<std::uint64_t>(req->options().notify);
             pending_pairs_.fetch_add(1, std::memory_order_relaxed);
             send_ctrl_locked(ep.peer_world, m);
         } else {
@@ -168,6 +181,9 @@ void Engine::start(const std::shared_ptr<Request>& req)
             const Setup setup = m->second;
             matched_.erase(m);
             pair_recv_locked(req, setup);
+        } else if (req->kind() == Kind::Recv && req->backend() != nullptr &&
+                   !req->round_complete()) {
+            send_ready_locked(*req);
         }
         if (!req->round_complete()) {
             activate_locked(req);
@@ -336,6 +352,13 @@ void Engine::handle_ctrl_locked(const CtrlMsg& msg, int src)
         case MsgType::Cancel:
             handle_cancel_locked(msg, src);
             break;
+        case MsgType::Ready: {
+            auto it = sends_.find(msg.send_id);
+            if (it != sends_.end() && it->second->peer_id == msg.recv_id) {
+                it->second->peer_ready_locked(msg.extra[0]);
+            }
+            break;
+        }
         default:
             MPIPCL_LOG(Error, "unknown control message %d from %d", static_cast<int>(msg.type), src);
     }
@@ -384,6 +407,7 @@ void Engine::pair_recv_locked(const std::shared_ptr<Request>& recv, const Setup&
     a.backend = static_cast<BackendKind>(setup.msg.backend) == recv->options().backend
                     ? recv->options().backend
                     : BackendKind::Persistent;
+    std::copy(std::begin(setup.msg.extra), std::end(setup.msg.extra), std::begin(a.peer_extra));
 
     CtrlMsg reply{};
     reply.type = MsgType::Reply;
@@ -405,7 +429,11 @@ void Engine::pair_recv_locked(const std::shared_ptr<Request>& recv, const Setup&
     } else {
         try {
             recv->pair_locked(a, make_backend_locked(*recv, a));
+            // make_backend_locked may have settled differently (rma -> persistent fallback).
             reply.tag_base = recv->agreement().tag_base;
+            reply.messages = recv->agreement().messages;
+            reply.backend = static_cast<std::int32_t>(recv->agreement().backend);
+            recv->backend()->reply_extra(reply.extra);
         } catch (const Error& e) {
             MPIPCL_LOG(Warn, "cannot set up the receive: %s", e.what());
             err = e.code();
@@ -420,8 +448,19 @@ void Engine::pair_recv_locked(const std::shared_ptr<Request>& recv, const Setup&
                static_cast<unsigned long long>(setup.msg.send_id), setup.src, reply.tag_base, err);
     send_ctrl_locked(setup.src, reply);
     if (recv->is_active() && !recv->round_complete()) {
+        send_ready_locked(*recv);
         activate_locked(recv);
     }
+}
+
+void Engine::send_ready_locked(Request& recv)
+{
+    CtrlMsg m{};
+    m.type = MsgType::Ready;
+    m.send_id = recv.peer_id;
+    m.recv_id = recv.id();
+    m.extra[0] = recv.round();
+    send_ctrl_locked(recv.endpoint().peer_world, m);
 }
 
 void Engine::handle_reply_locked(const CtrlMsg& msg)
@@ -454,6 +493,7 @@ void Engine::handle_reply_locked(const CtrlMsg& msg)
     a.messages = msg.messages;
     a.tag_base = msg.tag_base;
     a.backend = static_cast<BackendKind>(msg.backend);
+    std::copy(std::begin(msg.extra), std::end(msg.extra), std::begin(a.peer_extra));
     try {
         req->pair_locked(a, make_backend_locked(*req, a));
     } catch (const Error& e) {
@@ -502,6 +542,17 @@ void Engine::handle_cancel_locked(const CtrlMsg& msg, int src)
 
 std::unique_ptr<requests::Backend> Engine::make_backend_locked(Request& req, Agreement& a)
 {
+    if (a.backend == BackendKind::Rma) {
+        if (auto b = rma::create(req, a)) {
+            return b;
+        }
+        a.backend = BackendKind::Persistent;  // receiver: this buffer/datatype cannot use RMA
+    }
+    if (a.messages <= 0) {
+        a.messages = persistent::auto_messages(a.send_partitions,
+                                               a.send_part_bytes * a.send_partitions,
+                                               config().min_message_bytes, config().max_messages);
+    }
     if (req.kind() == Kind::Recv) {
         const int n = persistent::tags_needed(a);
         a.tag_base = tags_.allocate(n);
@@ -521,7 +572,7 @@ std::unique_ptr<requests::Backend> Engine::make_backend_locked(Request& req, Agr
 
 void Engine::release_tags_locked(Request& req)
 {
-    if (req.kind() == Kind::Recv && req.backend() != nullptr) {
+    if (req.kind() == Kind::Recv && req.backend() != nullptr && req.backend()->tags_used() > 0) {
         tags_.release(req.agreement().tag_base);
     }
 }

@@ -90,6 +90,8 @@ class Engine {
     /// Builds the receive's backend, reserves its data tags and sends the Reply.
     void pair_recv_locked(const std::shared_ptr<Request>& recv, const Setup& setup);
     void handle_reply_locked(const CtrlMsg& msg);
+    /// Tells a paired receive's sender that round recv.round() has started (MsgType::Ready).
+    void send_ready_locked(Request& recv);
     void handle_cancel_locked(const CtrlMsg& msg, int src);
     void activate_locked(const std::shared_ptr<Request>& req);
     /// Builds the backend; on the receiver also reserves the data tags (sets a.tag_base).

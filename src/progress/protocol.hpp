@@ -13,6 +13,7 @@ enum class MsgType : std::int32_t {
     Setup = 1,      ///< sender -> receiver, at Psend_init: describes the send side
     Reply = 2,      ///< receiver -> sender, at the receive's first Start: accepted or error
     Cancel = 3,     ///< sender -> receiver: a never-started send request was freed
+    Ready = 5,      ///< receiver -> sender: round extra[0] has started (buffer writable)
 };
 
 /// Fixed-size, trivially copyable; both sides run the same binary layout (same library).
@@ -21,7 +22,7 @@ struct CtrlMsg {
     std::int32_t tag;          ///< the user's tag (Setup)
     std::uint64_t comm_key;    ///< the user's communicator (Setup)
     std::uint64_t send_id;     ///< sender's request id
-    std::uint64_t recv_id;     ///< receiver's request id (Reply)
+    std::uint64_t recv_id;     ///< receiver's request id (Reply, Ready)
     std::int64_t part_bytes;   ///< bytes per partition of the writer's side
     std::int64_t elem_bytes;   ///< type size of the writer's datatype
     std::int32_t partitions;   ///< partitions of the writer's side
@@ -30,7 +31,9 @@ struct CtrlMsg {
     std::int32_t tag_base;     ///< Reply: first data tag
     std::int32_t error;        ///< Reply: MPI error code, 0 = accepted
     std::int32_t reserved;
-    std::uint64_t extra[4];    ///< backend-specific (e.g. RMA addresses)
+    /// Backend data. Setup: [0] NotifyMode asked for; Reply: the rma target description
+    /// (rma::TargetInfo); Ready: [0] the round the receiver started.
+    std::uint64_t extra[4];
 };
 
 }  // namespace mpipcl::progress

@@ -3,15 +3,19 @@
 #include <mpi.h>
 
 #include <climits>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "common/config.hpp"
 #include "common/error.hpp"
+#include "common/log.hpp"
 #include "mpipcl.h"
 #include "progress/comm_info.hpp"
 #include "progress/engine.hpp"
 #include "requests/registry.hpp"
 #include "requests/request.hpp"
+#include "rma/rma.hpp"
 
 #ifndef MPIPCL_PREADY_LIST_CONST
 #define MPIPCL_PREADY_LIST_CONST const
@@ -86,7 +90,7 @@ int partitioned_init(Kind kind, const void* buf, int partitions, MPI_Count count
             PMPI_Type_get_extent_x(datatype, &lb, &extent) != MPI_SUCCESS) {
             throw Error(ErrId::BadType, "invalid datatype");
         }
-        const mpipcl::RequestOptions opts = mpipcl::request_options(info);
+        mpipcl::RequestOptions opts = mpipcl::request_options(info);
         if (opts.backend == mpipcl::BackendKind::Native) {
 #if MPI_VERSION >= 4
             return kind == Kind::Send
@@ -99,8 +103,19 @@ int partitioned_init(Kind kind, const void* buf, int partitions, MPI_Count count
                         "mpipcl_backend=native: this MPI library has no partitioned calls");
 #endif
         }
-        if (opts.backend == mpipcl::BackendKind::Rma) {
-            throw Error(ErrId::Unsupported, "mpipcl_backend=rma is not available in this build");
+        if (opts.backend == mpipcl::BackendKind::Rma && !mpipcl::rma::available()) {
+            // Asked for by this request: an error. Only the process default (MPIPCL_BACKEND):
+            // the persistent backend, with one warning.
+            if (opts.backend_from_info) {
+                throw Error(ErrId::Unsupported, std::string("mpipcl_backend=rma: ") +
+                                                    mpipcl::rma::unavailable_reason());
+            }
+            static std::once_flag warned;
+            std::call_once(warned, [] {
+                MPIPCL_LOG(Warn, "MPIPCL_BACKEND=rma: %s; using the persistent backend",
+                           mpipcl::rma::unavailable_reason());
+            });
+            opts.backend = mpipcl::BackendKind::Persistent;
         }
         Endpoint ep;
         ep.buf = const_cast<void*>(buf);
@@ -268,6 +283,33 @@ MPIPCL_API int MPI_Parrived(MPI_Request request, int partition, int* flag)
 #endif
     }
     return raise_on(*r, r->parrived(partition, flag), "MPI_Parrived");
+}
+
+MPIPCL_API int MPIX_Pbuf_prepare(MPI_Request request)
+{
+    if (request == MPI_REQUEST_NULL) {
+        return MPI_SUCCESS;
+    }
+    Request* r = HandleRegistry::instance().find(request);
+    if (r == nullptr) {
+        return raise_error(mpipcl::default_error_comm(), error_code(ErrId::WrongKind),
+                           "MPIX_Pbuf_prepare");
+    }
+    return raise_on(*r, r->prepare(), "MPIX_Pbuf_prepare");
+}
+
+MPIPCL_API int MPIX_Pbuf_prepareall(int count, MPI_Request requests[])
+{
+    if (count < 0 || (count > 0 && requests == nullptr)) {
+        return raise_error(mpipcl::default_error_comm(), error_code(ErrId::NullArg),
+                           "MPIX_Pbuf_prepareall");
+    }
+    for (int i = 0; i < count; ++i) {
+        if (const int rc = MPIX_Pbuf_prepare(requests[i]); rc != MPI_SUCCESS) {
+            return rc;
+        }
+    }
+    return MPI_SUCCESS;
 }
 
 }  // extern "C"

@@ -87,6 +87,9 @@ RmaBackend::RmaBackend(Request& req, const Agreement& a)
     } else {
         init_receiver(a);
     }
+    MPIPCL_LOG(Debug, "rma %s with rank %d: %d put units, %d flags (mode %d), %s target",
+               send_ ? "send" : "recv", peer_, map_.unit_count(), map_.flags(),
+               static_cast<int>(mode_), target_info_.desc == 0 ? "contiguous" : "derived");
 }
 
 RmaBackend::~RmaBackend()

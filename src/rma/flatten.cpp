@@ -90,11 +90,7 @@ bool decode(MPI_Datatype t, BlockList& out)
         return false;
     }
     const std::size_t cap = out.cap();
-    if (comb == MPI_COMBINER_STRUCT
-#ifdef MPI_COMBINER_STRUCT_INTEGER
-        || comb == MPI_COMBINER_STRUCT_INTEGER
-#endif
-    ) {
+    if (comb == MPI_COMBINER_STRUCT) {
         const int count = ints[0];
         for (int i = 0; i < count; ++i) {
             Child c(cap);
@@ -127,9 +123,6 @@ bool decode(MPI_Datatype t, BlockList& out)
             }
             return true;
         case MPI_COMBINER_HVECTOR:
-#ifdef MPI_COMBINER_HVECTOR_INTEGER
-        case MPI_COMBINER_HVECTOR_INTEGER:
-#endif
             for (int i = 0; i < ints[0]; ++i) {
                 if (!out.append_run(c.blocks, ext, std::int64_t{i} * addrs[0], ints[1])) {
                     return false;
@@ -145,9 +138,6 @@ bool decode(MPI_Datatype t, BlockList& out)
             }
             return true;
         case MPI_COMBINER_HINDEXED:
-#ifdef MPI_COMBINER_HINDEXED_INTEGER
-        case MPI_COMBINER_HINDEXED_INTEGER:
-#endif
             for (int i = 0; i < ints[0]; ++i) {
                 if (!out.append_run(c.blocks, ext, addrs[i], ints[1 + i])) {
                     return false;

@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The RMA backend entry points in a build without it (MPIPCL_ENABLE_RMA=OFF).
+#include "rma/rma.hpp"
+
+namespace mpipcl::rma {
+
+void init(MPI_Comm) noexcept {}
+void finalize() noexcept {}
+bool available() noexcept { return false; }
+const char* unavailable_reason() noexcept
+{
+    return "this build has no RMA backend (MPIPCL_ENABLE_RMA=OFF)";
+}
+bool can_send(const requests::Request&) noexcept { return false; }
+std::unique_ptr<requests::Backend> create(requests::Request&, const requests::Agreement&)
+{
+    return nullptr;
+}
+
+}  // namespace mpipcl::rma
