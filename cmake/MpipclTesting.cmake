@@ -4,7 +4,7 @@
 # Builds one MPI program and registers it once per backend as "<n>.<backend>", launched with
 # ${MPIEXEC_EXECUTABLE} and the environment MPIPCL_BACKEND=<backend>. Pass/fail = exit code;
 # exit code 77 = skipped.
-set(MPIPCL_TEST_BACKENDS "persistent" CACHE STRING "Backends the MPI test suite runs against")
+set(MPIPCL_TEST_BACKENDS "persistent;rma" CACHE STRING "Backends the MPI test suite runs against")
 set(MPIPCL_TEST_TIMEOUT 120 CACHE STRING "Default timeout of one MPI test (s)")
 
 set(MPIPCL_MPIEXEC_ENV "")
