@@ -211,12 +211,13 @@ MPIPCL_API int MPI_Pready_range(int partition_low, int partition_high, MPI_Reque
         partition_high >= r->endpoint().partitions) {
         return raise_on(*r, error_code(ErrId::BadPartition), "MPI_Pready_range");
     }
-    for (int p = partition_low; p <= partition_high; ++p) {
-        if (const int rc = r->pready(p); rc != MPI_SUCCESS) {
-            return raise_on(*r, rc, "MPI_Pready_range");
-        }
+    // Mark them all, then issue the MPI work once (one Startall / one Put run and flush).
+    int rc = MPI_SUCCESS;
+    for (int p = partition_low; p <= partition_high && rc == MPI_SUCCESS; ++p) {
+        rc = r->pready(p, false);
     }
-    return MPI_SUCCESS;
+    r->flush_ready();
+    return raise_on(*r, rc, "MPI_Pready_range");
 }
 
 MPIPCL_API int MPI_Pready_list(int length, MPIPCL_PREADY_LIST_CONST int array_of_partitions[],
@@ -256,12 +257,12 @@ MPIPCL_API int MPI_Pready_list(int length, MPIPCL_PREADY_LIST_CONST int array_of
             }
         }
     }
-    for (int i = 0; i < length; ++i) {
-        if (const int rc = r->pready(array_of_partitions[i]); rc != MPI_SUCCESS) {
-            return raise_on(*r, rc, "MPI_Pready_list");
-        }
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < length && rc == MPI_SUCCESS; ++i) {
+        rc = r->pready(array_of_partitions[i], false);
     }
-    return MPI_SUCCESS;
+    r->flush_ready();
+    return raise_on(*r, rc, "MPI_Pready_list");
 }
 
 MPIPCL_API int MPI_Parrived(MPI_Request request, int partition, int* flag)

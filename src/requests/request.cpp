@@ -23,7 +23,7 @@ Request::Request(Kind kind, const Endpoint& ep, const RequestOptions& opts, std:
 
 Request::~Request() = default;
 
-int Request::pready(int partition) noexcept
+int Request::pready(int partition, bool flush) noexcept
 {
     if (kind_ != Kind::Send) {
         return error_code(ErrId::WrongKind);
@@ -42,11 +42,19 @@ int Request::pready(int partition) noexcept
     }
     if (Backend* b = ready_backend_.load()) {
         count_partition(b, partition);
-        if (Engine::instance().thread_multiple()) {
+        if (flush && Engine::instance().thread_multiple()) {
             b->flush();
         }
     }
     return MPI_SUCCESS;
+}
+
+void Request::flush_ready() noexcept
+{
+    Backend* b = ready_backend_.load(std::memory_order_acquire);
+    if (b != nullptr && Engine::instance().thread_multiple()) {
+        b->flush();
+    }
 }
 
 void Request::count_partition(Backend* b, int p) noexcept

@@ -111,7 +111,11 @@ class Request : public std::enable_shared_from_this<Request> {
     std::uint64_t peer_ready_round() const { return peer_ready_.load(std::memory_order_acquire); }
 
     // ---- user operations (facade) ----
-    [[nodiscard]] int pready(int partition) noexcept;
+    /// Marks @p partition ready. At MPI_THREAD_MULTIPLE it then issues the backend's queued
+    /// MPI work unless @p flush is false (Pready_range/list mark all, then call flush_ready()).
+    [[nodiscard]] int pready(int partition, bool flush = true) noexcept;
+    /// Issues the backend's queued MPI work from this thread (MPI_THREAD_MULTIPLE only).
+    void flush_ready() noexcept;
     [[nodiscard]] int parrived(int partition, int* flag) noexcept;
     /// Completes the round if it is complete: Active -> Inactive, fills @p status.
     /// Returns true when the request is (now) inactive; *err gets the round's error.
