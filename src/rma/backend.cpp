@@ -248,6 +248,7 @@ void RmaBackend::flush() noexcept
     }
     // One flusher at a time. seq_cst on head_/draining_ (Dekker with partition_ready and
     // peer_ready): a unit pushed while another thread drains is seen by that thread's re-check.
+    const int total = map_.flags();
     for (;;) {
         if (head_.load() == -1 || !peer_started() ||
             flush_error_.load(std::memory_order_relaxed) != MPI_SUCCESS) {
@@ -256,8 +257,16 @@ void RmaBackend::flush() noexcept
         if (draining_.exchange(true)) {
             return;
         }
-        drain();
+        const int done = drain();
         draining_.store(false);
+        if (done > 0) {
+            // sync: release so progress() sees the completed flags only after our flushes.
+            // Once the last flag is counted the round may complete and the user may free the
+            // request at once: this must be our last access to *this.
+            if (flags_done_.fetch_add(done, std::memory_order_release) + done == total) {
+                return;
+            }
+        }
     }
 }
 
@@ -332,14 +341,14 @@ int RmaBackend::put_bytes(std::int64_t b0, std::int64_t b1) noexcept
     return MPI_SUCCESS;
 }
 
-void RmaBackend::drain() noexcept
+int RmaBackend::drain() noexcept
 {
     int rc = MPI_SUCCESS;
     if (!described_.load(std::memory_order_relaxed)) {
         rc = fetch_description();
         if (rc != MPI_SUCCESS) {
             flush_error_.store(rc, std::memory_order_relaxed);
-            return;
+            return 0;
         }
     }
     // sync: acq_rel takes the whole stack and the data the Pready threads published with it.
@@ -349,7 +358,7 @@ void RmaBackend::drain() noexcept
         batch_.push_back(h);
     }
     if (batch_.empty()) {
-        return;
+        return 0;
     }
     std::sort(batch_.begin(), batch_.end());
     // Consecutive units leave as one Put; then one flush makes them all visible.
@@ -371,7 +380,7 @@ void RmaBackend::drain() noexcept
     }
     if (rc != MPI_SUCCESS) {
         flush_error_.store(rc, std::memory_order_relaxed);
-        return;
+        return 0;
     }
     // The data is at the target: now the flags whose units are all in, in runs.
     done_.clear();
@@ -383,7 +392,7 @@ void RmaBackend::drain() noexcept
         }
     }
     if (done_.empty()) {
-        return;
+        return 0;
     }
     std::sort(done_.begin(), done_.end());
     for (std::size_t i = 0; i < done_.size() && rc == MPI_SUCCESS;) {
@@ -402,10 +411,9 @@ void RmaBackend::drain() noexcept
     }
     if (rc != MPI_SUCCESS) {
         flush_error_.store(rc, std::memory_order_relaxed);
-        return;
+        return 0;
     }
-    // sync: release so progress() sees the completed round only after our flushes.
-    flags_done_.fetch_add(static_cast<int>(done_.size()), std::memory_order_release);
+    return static_cast<int>(done_.size());
 }
 
 // ---------------------------------------------------------------- both
@@ -446,7 +454,7 @@ bool RmaBackend::progress()
     if (const int rc = flush_error_.load(std::memory_order_relaxed); rc != MPI_SUCCESS) {
         throw Error(rc, "MPI_Put/MPI_Win_flush to the receiver failed");
     }
-    // sync: acquire pairs with drain()'s release after the last flag flush.
+    // sync: acquire pairs with flush()'s release after the last flag flush.
     return flags_done_.load(std::memory_order_acquire) == map_.flags();
 }
 

@@ -68,7 +68,9 @@ class RmaBackend final : public requests::Backend {
     void init_sender(const requests::Agreement& a);
     void init_receiver(const requests::Agreement& a);
     bool peer_started() const;
-    void drain() noexcept;
+    /// Puts and flushes the ready units, then their completed flags; returns the number of
+    /// flags now set (the caller publishes them in flags_done_).
+    int drain() noexcept;
     /// Puts stream bytes [b0, b1) (on unit boundaries) into the receiver's buffer.
     int put_bytes(std::int64_t b0, std::int64_t b1) noexcept;
     int fetch_description() noexcept;
