@@ -37,10 +37,14 @@ FlagMode resolve_mode(NotifyMode own, NotifyMode peer, int messages)
 {
     const NotifyMode m = own != NotifyMode::Auto ? own : peer;
     switch (m) {
-        case NotifyMode::Gcd: return FlagMode::Gcd;
-        case NotifyMode::Partition: return FlagMode::Partition;
-        case NotifyMode::Message: return FlagMode::Message;
-        case NotifyMode::Auto: break;
+        case NotifyMode::Gcd:
+            return FlagMode::Gcd;
+        case NotifyMode::Partition:
+            return FlagMode::Partition;
+        case NotifyMode::Message:
+            return FlagMode::Message;
+        case NotifyMode::Auto:
+            break;
     }
     // mpipcl_messages asks for M internal messages: give each its own arrival notice, as the
     // persistent backend does; otherwise the paper's gcd(S, R) completion flags.
@@ -109,8 +113,8 @@ RmaBackend::~RmaBackend()
 void RmaBackend::init_receiver(const Agreement& a)
 {
     const auto& ep = req_.endpoint();
-    mode_ = resolve_mode(req_.options().notify, static_cast<NotifyMode>(a.peer_extra[0]),
-                         a.messages);
+    mode_ =
+        resolve_mode(req_.options().notify, static_cast<NotifyMode>(a.peer_extra[0]), a.messages);
     map_ = make_notify_map(a.send_partitions, a.send_part_bytes, a.recv_elem_bytes,
                            a.recv_partitions, a.recv_part_bytes, mode_, a.messages);
     Flat flat;
@@ -221,10 +225,7 @@ void RmaBackend::init_sender(const Agreement& a)
     done_.reserve(map_.flags());
 }
 
-bool RmaBackend::peer_started() const
-{
-    return req_.peer_ready_round() >= send_round_;
-}
+bool RmaBackend::peer_started() const { return req_.peer_ready_round() >= send_round_; }
 
 void RmaBackend::partition_ready(int p) noexcept
 {
@@ -237,8 +238,8 @@ void RmaBackend::partition_ready(int p) noexcept
     do {
         next_[u].store(h, std::memory_order_relaxed);
         // sync: release publishes next_[u] and the unit's data to the flusher's acquire.
-    } while (!head_.compare_exchange_weak(h, u, std::memory_order_release,
-                                          std::memory_order_relaxed));
+    } while (
+        !head_.compare_exchange_weak(h, u, std::memory_order_release, std::memory_order_relaxed));
 }
 
 void RmaBackend::flush() noexcept
@@ -274,9 +275,9 @@ int RmaBackend::fetch_description() noexcept
 {
     const std::size_t n = kDescHeader + 2 * std::size_t{target_info_.desc_blocks};
     std::vector<std::uint64_t> d(n);
-    int rc = PMPI_Get(d.data(), static_cast<int>(n), MPI_UINT64_T, peer_,
-                      static_cast<MPI_Aint>(target_info_.desc), static_cast<int>(n), MPI_UINT64_T,
-                      win_);
+    int rc =
+        PMPI_Get(d.data(), static_cast<int>(n), MPI_UINT64_T, peer_,
+                 static_cast<MPI_Aint>(target_info_.desc), static_cast<int>(n), MPI_UINT64_T, win_);
     if (rc == MPI_SUCCESS) {
         rc = PMPI_Win_flush(peer_, win_);
     }
@@ -332,8 +333,8 @@ int RmaBackend::put_bytes(std::int64_t b0, std::int64_t b1) noexcept
                    static_cast<MPI_Aint>((lo / target_size_) * target_extent_);
             t_count = static_cast<int>(n / target_size_);
         }
-        const int rc = PMPI_Put(origin, o_count, origin_type_, peer_, disp, t_count,
-                                target_type_, win_);
+        const int rc =
+            PMPI_Put(origin, o_count, origin_type_, peer_, disp, t_count, target_type_, win_);
         if (rc != MPI_SUCCESS) {
             return rc;
         }

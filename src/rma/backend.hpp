@@ -12,10 +12,10 @@
 #include <memory>
 #include <vector>
 
+#include "requests/request.hpp"
 #include "rma/blocks.hpp"
 #include "rma/notify.hpp"
 #include "rma/window.hpp"
-#include "requests/request.hpp"
 
 namespace mpipcl::rma {
 
@@ -88,8 +88,8 @@ class RmaBackend final : public requests::Backend {
     SlotLease lease_;
     std::uint64_t* flags_ = nullptr;
     std::atomic<std::uint64_t> round_{0};  ///< current round (the value its flags must hold)
-    int seen_ = 0;                          ///< flags 0..seen_-1 hold the round (engine lock)
-    std::vector<int> part_first_;           ///< flags receive partition p waits for
+    int seen_ = 0;                         ///< flags 0..seen_-1 hold the round (engine lock)
+    std::vector<int> part_first_;          ///< flags receive partition p waits for
     std::vector<int> part_last_;
     TargetInfo target_info_;
 
@@ -111,7 +111,7 @@ class RmaBackend final : public requests::Backend {
     std::atomic<int> flags_done_{0};
     std::atomic<int> flush_error_{MPI_SUCCESS};
     // Flusher-only (one flusher at a time, see draining_).
-    std::vector<int> flag_left_;          ///< per flag: units not yet flushed this round
+    std::vector<int> flag_left_;           ///< per flag: units not yet flushed this round
     std::vector<std::uint64_t> flag_src_;  ///< origin of flag Puts: the round, per flag
     std::vector<int> batch_;
     std::vector<int> done_;

@@ -36,8 +36,8 @@ bool BlockList::append(const BlockList& child, std::int64_t offset)
     return !overflow_;
 }
 
-bool BlockList::append_run(const BlockList& child, std::int64_t child_extent,
-                           std::int64_t offset, std::int64_t n)
+bool BlockList::append_run(const BlockList& child, std::int64_t child_extent, std::int64_t offset,
+                           std::int64_t n)
 {
     if (n <= 0 || child.blocks().empty()) {
         return !overflow_;

@@ -53,17 +53,14 @@ bool append_subarray(BlockList& out, const BlockList& child, std::int64_t child_
 /// One element of a datatype in bytes.
 struct Flat {
     std::vector<Block> blocks;
-    std::int64_t size = 0;    ///< MPI_Type_size
-    std::int64_t lb = 0;      ///< MPI_Type_get_extent
+    std::int64_t size = 0;  ///< MPI_Type_size
+    std::int64_t lb = 0;    ///< MPI_Type_get_extent
     std::int64_t extent = 0;
     std::int64_t true_lb = 0;  ///< MPI_Type_get_true_extent
     std::int64_t true_extent = 0;
 
     /// Consecutive elements form one gap-free byte run (element i starts at true_lb + i*extent).
-    bool contiguous() const
-    {
-        return size == 0 || (blocks.size() == 1 && blocks[0].len == extent);
-    }
+    bool contiguous() const { return size == 0 || (blocks.size() == 1 && blocks[0].len == extent); }
 };
 
 }  // namespace mpipcl::rma

@@ -55,7 +55,10 @@ struct Child {
     explicit Child(std::size_t cap) : blocks(cap) {}
 };
 
-bool decode_child(MPI_Datatype t, Child* c) { return extent_of(t, &c->extent) && decode(t, c->blocks); }
+bool decode_child(MPI_Datatype t, Child* c)
+{
+    return extent_of(t, &c->extent) && decode(t, c->blocks);
+}
 
 bool decode(MPI_Datatype t, BlockList& out)
 {

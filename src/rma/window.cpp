@@ -98,14 +98,13 @@ bool Window::attach(const void* base, std::size_t len, std::uintptr_t* key)
             return true;
         }
         if (prev->second.hi > lo) {
-            MPIPCL_LOG(Info, "buffer %p+%zu overlaps an attached region: not attachable",
-                       base, len);
+            MPIPCL_LOG(Info, "buffer %p+%zu overlaps an attached region: not attachable", base,
+                       len);
             return false;
         }
     }
     if (next != regions_.end() && next->first < hi) {
-        MPIPCL_LOG(Info, "buffer %p+%zu overlaps an attached region: not attachable", base,
-                   len);
+        MPIPCL_LOG(Info, "buffer %p+%zu overlaps an attached region: not attachable", base, len);
         return false;
     }
     if (const int rc = PMPI_Win_attach(win_, const_cast<void*>(base), len); rc != MPI_SUCCESS) {

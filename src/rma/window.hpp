@@ -68,7 +68,7 @@ class Window {
     bool separate_ = false;
     std::string reason_ = "the RMA window was not created (MPI not initialized through mpipcl)";
 
-    std::mutex mu_;  ///< guards regions_ and chunks_
+    std::mutex mu_;                             ///< guards regions_ and chunks_
     std::map<std::uintptr_t, Region> regions_;  ///< attached user memory, by start address
     std::vector<std::unique_ptr<Chunk>> chunks_;
 };

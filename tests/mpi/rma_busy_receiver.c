@@ -100,8 +100,9 @@ int main(int argc, char** argv)
                          "round %d: only %d of %d partitions landed while the receiver slept",
                          round, n, PARTS);
         } else {
-            fprintf(stderr, "round %d: %d of %d partitions landed while the receiver slept "
-                            "(not asserted in this configuration)\n",
+            fprintf(stderr,
+                    "round %d: %d of %d partitions landed while the receiver slept "
+                    "(not asserted in this configuration)\n",
                     round, n, PARTS);
         }
         for (int p = 0; p < PARTS; ++p) {

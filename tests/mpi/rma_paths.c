@@ -2,7 +2,8 @@
 /* RMA backend paths: negotiation with the persistent backend, receive buffers that overlap or
  * contain an attached one, subarray receive datatypes (described to the sender), a predefined
  * datatype with a hole (no RMA description: persistent), MPIX_Pbuf_prepare(all) and its errors.
- * With MPIPCL_RMA=0 (no window): mpipcl_backend=rma fails with MPI_ERR_UNSUPPORTED_OPERATION. */
+ * Without a window (MPIPCL_RMA=0, or a build without the RMA backend): mpipcl_backend=rma
+ * fails with MPI_ERR_UNSUPPORTED_OPERATION. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,8 +53,8 @@ static void bytes_case(const char* name, const char* sbackend, const char* rback
 
 /* Two rma receives of bytes[k] bytes at big+off[k] that overlap or nest; both stay paired
  * (their buffers attached) while the other one runs. */
-static void two_buffers_case(const char* name, size_t off_a, int bytes_a, size_t off_b,
-                             int bytes_b, int tag)
+static void two_buffers_case(const char* name, size_t off_a, int bytes_a, size_t off_b, int bytes_b,
+                             int tag)
 {
     MPI_Info info = backend_info("rma");
     unsigned char* sbuf = malloc(2 * N);
@@ -66,8 +67,8 @@ static void two_buffers_case(const char* name, size_t off_a, int bytes_a, size_t
             TU_MPI(MPI_Psend_init(sbuf, 4, count[k], MPI_BYTE, 1, tag + k, MPI_COMM_WORLD, info,
                                   &req[k]));
         } else {
-            TU_MPI(MPI_Precv_init(big + off[k], 4, count[k], MPI_BYTE, 0, tag + k,
-                                  MPI_COMM_WORLD, info, &req[k]));
+            TU_MPI(MPI_Precv_init(big + off[k], 4, count[k], MPI_BYTE, 0, tag + k, MPI_COMM_WORLD,
+                                  info, &req[k]));
         }
     }
     for (int round = 0; round < ROUNDS; ++round) {
@@ -110,8 +111,8 @@ static void subarray_case(int tag)
     MPI_Type_commit(&box);
     MPI_Request req;
     if (tu_rank == 0) {
-        TU_MPI(MPI_Psend_init(sbuf, ELEMS * 2, BOX / 2, MPI_INT, 1, tag, MPI_COMM_WORLD, info,
-                              &req));
+        TU_MPI(
+            MPI_Psend_init(sbuf, ELEMS * 2, BOX / 2, MPI_INT, 1, tag, MPI_COMM_WORLD, info, &req));
     } else {
         TU_MPI(MPI_Precv_init(rbuf, ELEMS, 1, box, 0, tag, MPI_COMM_WORLD, info, &req));
     }
@@ -217,15 +218,30 @@ static void pbuf_prepare_errors(int tag)
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
 }
 
+/* Whether mpipcl_backend=rma requests can be created (probed on an MPI_PROC_NULL send). */
+static int rma_available(void)
+{
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Info info = backend_info("rma");
+    int buf = 0;
+    MPI_Request req = MPI_REQUEST_NULL;
+    int rc = MPI_Psend_init(&buf, 1, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, info, &req);
+    if (rc == MPI_SUCCESS) {
+        MPI_Request_free(&req);
+    }
+    MPI_Info_free(&info);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    return rc == MPI_SUCCESS;
+}
+
 static void no_window_case(void)
 {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Info info = backend_info("rma");
     int buf[4];
     MPI_Request req = MPI_REQUEST_NULL;
-    int rc = tu_rank == 0
-                 ? MPI_Psend_init(buf, 1, 4, MPI_INT, 1, 1, MPI_COMM_WORLD, info, &req)
-                 : MPI_Precv_init(buf, 1, 4, MPI_INT, 0, 1, MPI_COMM_WORLD, info, &req);
+    int rc = tu_rank == 0 ? MPI_Psend_init(buf, 1, 4, MPI_INT, 1, 1, MPI_COMM_WORLD, info, &req)
+                          : MPI_Precv_init(buf, 1, 4, MPI_INT, 0, 1, MPI_COMM_WORLD, info, &req);
     TU_EXPECT_ERR(rc, MPI_ERR_UNSUPPORTED_OPERATION);
     TU_CHECK(req == MPI_REQUEST_NULL);
     MPI_Info_free(&info);
@@ -237,7 +253,11 @@ int main(int argc, char** argv)
     tu_init(&argc, &argv, MPI_THREAD_SINGLE, 2);
     unsigned char* rbuf = malloc(N);
     const char* rma_env = getenv("MPIPCL_RMA");
+    const int window = rma_available();
     if (rma_env != NULL && strcmp(rma_env, "0") == 0) {
+        TU_CHECK_MSG(!window, "MPIPCL_RMA=0, yet mpipcl_backend=rma requests can be created");
+    }
+    if (!window) {
         no_window_case();
         bytes_case("persistent without a window", "persistent", "persistent", 10, rbuf);
         free(rbuf);

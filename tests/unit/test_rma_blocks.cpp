@@ -92,16 +92,16 @@ TEST(RmaBlocks, SubarrayFortranOrder)
     BlockList out(16);
     ASSERT_TRUE(mpipcl::rma::append_subarray(out, basic(4), 4, {4, 5}, {2, 3}, {1, 2}, false));
     // Column j (2..4) holds elements j*4 + 1 .. j*4 + 2.
-    const std::vector<Block> want = {{(2 * 4 + 1) * 4, 8}, {(3 * 4 + 1) * 4, 8},
-                                      {(4 * 4 + 1) * 4, 8}};
+    const std::vector<Block> want = {
+        {(2 * 4 + 1) * 4, 8}, {(3 * 4 + 1) * 4, 8}, {(4 * 4 + 1) * 4, 8}};
     EXPECT_EQ(out.blocks(), want);
 }
 
 TEST(RmaBlocks, SubarrayThreeDimensionsAndEmptyBox)
 {
     BlockList out(64);
-    ASSERT_TRUE(mpipcl::rma::append_subarray(out, basic(1), 1, {3, 3, 3}, {2, 2, 2},
-                                             {1, 1, 1}, true));
+    ASSERT_TRUE(
+        mpipcl::rma::append_subarray(out, basic(1), 1, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, true));
     EXPECT_EQ(out.blocks().size(), 4u);
     EXPECT_EQ(out.bytes(), 8);
     EXPECT_EQ(out.blocks()[0], (Block{13, 2}));

@@ -26,8 +26,7 @@ void check_invariants(const NotifyMap& m, std::int64_t total)
         const std::int64_t lo = m.units.begin[u];
         const std::int64_t hi = m.units.begin[u + 1];
         for (int f = 0; f < m.flags(); ++f) {
-            const bool overlap =
-                total == 0 || (lo < m.flag_begin[f + 1] && m.flag_begin[f] < hi);
+            const bool overlap = total == 0 || (lo < m.flag_begin[f + 1] && m.flag_begin[f] < hi);
             const bool listed = f >= m.unit_flag_first[u] && f <= m.unit_flag_last[u];
             EXPECT_EQ(overlap, listed) << "unit " << u << " flag " << f;
             overlaps[f] += overlap;
@@ -150,15 +149,14 @@ TEST(RmaNotify, ZeroBytesIsOneFlagForEverything)
 TEST(RmaNotify, SweepInvariants)
 {
     const std::tuple<int, int, std::int64_t> cases[] = {
-        {1, 16, 4096}, {16, 1, 4096}, {16, 32, 8192}, {32, 16, 8192}, {4096, 512, 131072},
-        {512, 4096, 131072}, {33, 17, 6732}, {17, 33, 6732}, {7, 7, 28000}, {6, 4, 96}};
+        {1, 16, 4096},       {16, 1, 4096},  {16, 32, 8192}, {32, 16, 8192}, {4096, 512, 131072},
+        {512, 4096, 131072}, {33, 17, 6732}, {17, 33, 6732}, {7, 7, 28000},  {6, 4, 96}};
     for (const auto& [s, r, total] : cases) {
         for (FlagMode mode : {FlagMode::Gcd, FlagMode::Partition, FlagMode::Message}) {
             for (int messages : {0, 1, 3}) {
                 SCOPED_TRACE(::testing::Message() << s << "/" << r << " mode "
                                                   << static_cast<int>(mode) << " m " << messages);
-                NotifyMap m =
-                    make_notify_map(s, total / s, 4, r, total / r, mode, messages);
+                NotifyMap m = make_notify_map(s, total / s, 4, r, total / r, mode, messages);
                 check_invariants(m, total);
                 check_recv_mapping(m, r, total / r);
                 if (mode == FlagMode::Gcd) {
