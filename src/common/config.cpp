@@ -105,6 +105,9 @@ Config Config::load()
     if (env_int("MPIPCL_RMA", 0, 1, &v)) {
         c.rma_window = v != 0;
     }
+    if (env_int("MPIPCL_RMA_MAX_ATTACH", 0, 1 << 30, &v)) {
+        c.rma_max_attach = static_cast<int>(v);
+    }
     if (const char* n = std::getenv("MPIPCL_NOTIFY"); n != nullptr && *n != '\0') {
         if (!parse_notify(n, &c.notify)) {
             MPIPCL_LOG(Warn, "ignoring MPIPCL_NOTIFY=%s (expected gcd|partition|message)", n);

@@ -35,6 +35,7 @@ struct Config {
     int max_messages = 1024;                ///< MPIPCL_MAX_MESSAGES (automatic mode cap)
     int progress_max_sleep_us = 50;        ///< MPIPCL_PROGRESS_MAX_SLEEP_US
     bool rma_window = true;                 ///< MPIPCL_RMA (0/1): create the RMA window
+    int rma_max_attach = -1;  ///< MPIPCL_RMA_MAX_ATTACH: attachment budget, -1 = ask the MPI
     NotifyMode notify = NotifyMode::Auto;   ///< MPIPCL_NOTIFY
     bool backend_env_invalid = false;       ///< MPIPCL_BACKEND was set to something unknown
 

@@ -138,6 +138,9 @@ void RmaBackend::init_receiver(const Agreement& a)
     }
     const std::size_t desc_slots = contig ? 0 : kDescHeader + 2 * flat.blocks.size();
     lease_.slots = Window::instance().alloc_slots(map_.flags() + desc_slots);
+    if (lease_.slots.ptr == nullptr) {
+        throw Fallback{"no window memory for the flags"};
+    }
     flags_ = lease_.slots.ptr;
 
     MPI_Aint addr = 0;

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "common/config.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 
@@ -12,6 +13,43 @@ namespace mpipcl::rma {
 namespace {
 /// Slots per pool chunk (32 KiB): one attachment serves many requests' flags.
 constexpr std::size_t kChunkSlots = 4096;
+
+/// The MPI's limit on attachments to one dynamic window, read through the MPI tool interface
+/// (Open MPI: the osc_rdma_max_attach control variable), or 0 when it has none we know of.
+int mpi_attach_limit()
+{
+    int provided = 0;
+    if (PMPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
+        return 0;
+    }
+    int limit = 0;
+    int index = -1;
+    if (PMPI_T_cvar_get_index("osc_rdma_max_attach", &index) == MPI_SUCCESS) {
+        char name[256];
+        char desc[16];
+        int name_len = sizeof name;
+        int desc_len = sizeof desc;
+        int verbosity = 0;
+        int bind = 0;
+        int scope = 0;
+        MPI_Datatype type = MPI_DATATYPE_NULL;
+        MPI_T_enum enumtype;
+        MPI_T_cvar_handle handle;
+        int count = 0;
+        if (PMPI_T_cvar_get_info(index, name, &name_len, &verbosity, &type, &enumtype, desc,
+                                 &desc_len, &bind, &scope) == MPI_SUCCESS &&
+            (type == MPI_INT || type == MPI_UNSIGNED) &&
+            PMPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
+            unsigned int value = 0;  // int and unsigned: same size, and the value is small
+            if (count == 1 && PMPI_T_cvar_read(handle, &value) == MPI_SUCCESS && value < 1u << 30) {
+                limit = static_cast<int>(value);
+            }
+            PMPI_T_cvar_handle_free(&handle);
+        }
+    }
+    PMPI_T_finalize();
+    return limit;
+}
 
 std::string mpi_error_text(int rc)
 {
@@ -56,7 +94,10 @@ void Window::init(MPI_Comm comm) noexcept
     separate_ = flag && model != nullptr && *model == MPI_WIN_SEPARATE;
     win_ = win;
     reason_.clear();
-    MPIPCL_LOG(Debug, "RMA window up (%s memory model)", separate_ ? "separate" : "unified");
+    attached_ = 0;
+    max_attach_ = config().rma_max_attach >= 0 ? config().rma_max_attach : mpi_attach_limit();
+    MPIPCL_LOG(Debug, "RMA window up (%s memory model, attachment limit %d)",
+               separate_ ? "separate" : "unified", max_attach_);
 }
 
 void Window::finalize() noexcept
@@ -74,6 +115,7 @@ void Window::finalize() noexcept
             free_chunk_locked(*c);
         }
         chunks_.clear();
+        attached_ = 0;
     }
     PMPI_Win_unlock_all(win_);
     PMPI_Win_free(&win_);
@@ -107,12 +149,18 @@ bool Window::attach(const void* base, std::size_t len, std::uintptr_t* key)
         MPIPCL_LOG(Info, "buffer %p+%zu overlaps an attached region: not attachable", base, len);
         return false;
     }
+    if (!budget_locked()) {
+        MPIPCL_LOG(Info, "buffer %p+%zu: %d attachments already (the MPI's limit)", base, len,
+                   attached_);
+        return false;
+    }
     if (const int rc = PMPI_Win_attach(win_, const_cast<void*>(base), len); rc != MPI_SUCCESS) {
         MPIPCL_LOG(Info, "MPI_Win_attach(%p, %zu) failed: %s", base, len,
                    mpi_error_text(rc).c_str());
         return false;
     }
     regions_[lo] = Region{hi, 1};
+    ++attached_;
     *key = lo;
     return true;
 }
@@ -127,6 +175,7 @@ void Window::release(std::uintptr_t key) noexcept
     if (--it->second.refs == 0) {
         PMPI_Win_detach(win_, reinterpret_cast<void*>(key));
         regions_.erase(it);
+        --attached_;
     }
 }
 
@@ -152,6 +201,10 @@ Slots Window::alloc_slots(std::size_t n)
             return Slots{c->mem + off, n};
         }
     }
+    if (!budget_locked()) {
+        MPIPCL_LOG(Info, "no attachment left for %zu more flag slots", n);
+        return Slots{};
+    }
     auto c = std::make_unique<Chunk>();
     c->slots = n > kChunkSlots ? n : kChunkSlots;
     void* mem = nullptr;
@@ -159,8 +212,11 @@ Slots Window::alloc_slots(std::size_t n)
     MPIPCL_CHECK_MPI(PMPI_Alloc_mem(bytes, MPI_INFO_NULL, &mem));
     if (const int rc = PMPI_Win_attach(win_, mem, bytes); rc != MPI_SUCCESS) {
         PMPI_Free_mem(mem);
-        throw Error(rc, "MPI_Win_attach of the RMA flag memory failed");
+        MPIPCL_LOG(Info, "MPI_Win_attach of %zu flag slots failed: %s", c->slots,
+                   mpi_error_text(rc).c_str());
+        return Slots{};
     }
+    ++attached_;
     c->mem = static_cast<std::uint64_t*>(mem);
     std::memset(c->mem, 0, bytes);
     c->used = n;
@@ -214,6 +270,7 @@ void Window::free_chunk_locked(Chunk& c) noexcept
         PMPI_Win_detach(win_, c.mem);
         PMPI_Free_mem(c.mem);
         c.mem = nullptr;
+        --attached_;
     }
 }
 

@@ -40,14 +40,21 @@ class Window {
 
     /// Makes [base, base+len) remotely accessible: attaches it, or reuses an attached region
     /// that contains it (reference counted). Returns false when it partially overlaps an
-    /// attached region (MPI forbids overlapping attachments) or when MPI_Win_attach fails
-    /// (e.g. Open MPI's osc_rdma_max_attach). On success *key identifies the region.
+    /// attached region (MPI forbids overlapping attachments), when the attachment budget is
+    /// used up (see max_attach()) or when MPI_Win_attach fails. On success *key identifies
+    /// the region.
     bool attach(const void* base, std::size_t len, std::uintptr_t* key);
     /// Drops one reference taken by attach(); detaches the region with the last one.
     void release(std::uintptr_t key) noexcept;
 
-    /// @p n zeroed slots (n >= 1) in attached memory. Throws Error.
+    /// @p n zeroed slots (n >= 1) in attached memory; ptr == nullptr when a new chunk would be
+    /// needed and cannot be attached (budget, MPI failure). Throws Error (allocation).
     Slots alloc_slots(std::size_t n);
+    /// Most attachments we make at once (0 = no limit known). Open MPI 4.1's osc rdma refuses
+    /// attachments beyond osc_rdma_max_attach, and after such a refusal Puts to this process
+    /// hang (its region table stays locked), so we never ask beyond the limit: it is read with
+    /// the MPI_T interface at init, or set with MPIPCL_RMA_MAX_ATTACH.
+    int max_attach() const { return max_attach_; }
     void free_slots(const Slots& s) noexcept;
 
    private:
@@ -63,9 +70,13 @@ class Window {
         std::map<std::size_t, std::size_t> free;  ///< offset -> length, coalesced
     };
     void free_chunk_locked(Chunk& c) noexcept;
+    /// One more attachment fits in the budget (mu_ held).
+    bool budget_locked() const { return max_attach_ == 0 || attached_ < max_attach_; }
 
     MPI_Win win_ = MPI_WIN_NULL;
     bool separate_ = false;
+    int max_attach_ = 0;
+    int attached_ = 0;  ///< regions + chunks (mu_)
     std::string reason_ = "the RMA window was not created (MPI not initialized through mpipcl)";
 
     std::mutex mu_;                             ///< guards regions_ and chunks_

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* RMA backend paths: negotiation with the persistent backend, receive buffers that overlap or
- * contain an attached one, subarray receive datatypes (described to the sender), a predefined
- * datatype with a hole (no RMA description: persistent), MPIX_Pbuf_prepare(all) and its errors.
- * Without a window (MPIPCL_RMA=0, or a build without the RMA backend): mpipcl_backend=rma
- * fails with MPI_ERR_UNSUPPORTED_OPERATION. */
+ * contain an attached one, more concurrent receive buffers than Open MPI may attach (64), subarray
+ * receive datatypes (described to the sender), a predefined datatype with a hole (no RMA
+ * description: persistent), MPIX_Pbuf_prepare(all) and its errors. Without a window (MPIPCL_RMA=0,
+ * or a build without the RMA backend): mpipcl_backend=rma fails with MPI_ERR_UNSUPPORTED_OPERATION.
+ */
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,6 +97,49 @@ static void two_buffers_case(const char* name, size_t off_a, int bytes_a, size_t
     MPI_Info_free(&info);
     free(sbuf);
     free(big);
+}
+
+/* MANY pairs with distinct receive buffers, all active at once: more than Open MPI's
+ * osc_rdma_max_attach (64); the pairs beyond the MPI's limit must use the persistent backend
+ * (an attach refused by Open MPI 4.1 made every later Put to that process hang). */
+static void many_buffers_case(int tag)
+{
+    enum { MANY = 100, BYTES = 8192 }; /* whole pages apart: Open MPI attaches pages */
+    MPI_Info info = backend_info("rma");
+    unsigned char* bufs = malloc((size_t)MANY * BYTES);
+    MPI_Request req[MANY];
+    for (int i = 0; i < MANY; ++i) {
+        unsigned char* b = bufs + (size_t)i * BYTES;
+        if (tu_rank == 0) {
+            TU_MPI(MPI_Psend_init(b, 4, BYTES / 4, MPI_BYTE, 1, tag + i, MPI_COMM_WORLD, info,
+                                  &req[i]));
+        } else {
+            TU_MPI(MPI_Precv_init(b, 2, BYTES / 2, MPI_BYTE, 0, tag + i, MPI_COMM_WORLD, info,
+                                  &req[i]));
+        }
+    }
+    for (int round = 0; round < ROUNDS; ++round) {
+        if (tu_rank == 0) {
+            tu_fill(bufs, (size_t)MANY * BYTES, 0, 0, round);
+        } else {
+            memset(bufs, 0, (size_t)MANY * BYTES);
+        }
+        TU_MPI(MPI_Startall(MANY, req));
+        if (tu_rank == 0) {
+            for (int i = 0; i < MANY; ++i) {
+                TU_MPI(MPI_Pready_range(0, 3, req[i]));
+            }
+        }
+        TU_MPI(tu_waitall(MANY, req, MPI_STATUSES_IGNORE, "many buffers"));
+        if (tu_rank == 1) {
+            tu_verify(bufs, (size_t)MANY * BYTES, 0, 0, round, "many buffers");
+        }
+    }
+    for (int i = 0; i < MANY; ++i) {
+        TU_MPI(MPI_Request_free(&req[i]));
+    }
+    MPI_Info_free(&info);
+    free(bufs);
 }
 
 /* Receive type: the 4x5 box at (2, 3) of an 8x10 int array (C order); one box per element. */
@@ -272,6 +316,7 @@ int main(int argc, char** argv)
     two_buffers_case("second buffer inside the first", 0, 2 * N, N / 2, N, 22);
     two_buffers_case("second buffer around the first", N, N, N / 2, 2 * N, 24);
     subarray_case(30);
+    many_buffers_case(100);
     short_int_case(32);
     pbuf_prepare_errors(40);
     return tu_finish();
