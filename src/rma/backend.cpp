@@ -23,7 +23,7 @@ namespace {
 constexpr std::size_t kMaxBlocks = 16384;
 /// Description header: lb, extent; then (disp, len) per block.
 constexpr std::size_t kDescHeader = 2;
-/// Bound on one Put's bytes before its counts are split (counts are ints).
+/// Bound on one Put's bytes (counts are ints); MPIPCL_RMA_PUT_BYTES may set a smaller one.
 constexpr std::int64_t kMaxPiece = std::int64_t{1} << 30;
 
 bool finalized()
@@ -211,7 +211,9 @@ void RmaBackend::init_sender(const Agreement& a)
     if (step > kMaxPiece) {
         throw Error(ErrId::BadCount, "datatype sizes too large for the RMA backend");
     }
-    piece_ = std::max(step, kMaxPiece / step * step);
+    const std::int64_t cap = config().rma_put_bytes;
+    const std::int64_t max_piece = cap > 0 && cap < kMaxPiece ? cap : kMaxPiece;
+    piece_ = std::max(step, max_piece / step * step);
 
     const int units = map_.unit_count();
     part_unit_.resize(ep.partitions);
