@@ -22,9 +22,10 @@ string(REPLACE "," ";" columns "${header}")
 set(required_columns mode side size_bytes partitions threads compute_ms noise_pct
     laggard_delay_ms iterations warmup seed verify perceived_us_median perceived_us_p10
     perceived_us_p90 perceived_us_min perceived_us_max perceived_bw_MiBps_median
-    perceived_bw_MiBps_p10 perceived_bw_MiBps_p90 latency_us send_bw_MiBps ideal_us efficiency
-    extra_compute_us_median extra_compute_us_p10 extra_compute_us_p90 comm_us_median comm_us_p10
-    comm_us_p90 clock_offset_us verify_errors mpi_library mpipcl_version)
+    perceived_bw_MiBps_p10 perceived_bw_MiBps_p90 latency_us send_bw_MiBps one_send_bw_MiBps
+    stream_bw_MiBps part_send_bw_MiBps ideal_us efficiency extra_compute_us_median
+    extra_compute_us_p10 extra_compute_us_p90 comm_us_median comm_us_p10 comm_us_p90
+    late_us_median late_us_p90 clock_offset_us verify_errors mpi_library mpipcl_version)
 foreach(column IN LISTS required_columns)
   if(NOT column IN_LIST columns)
     message(FATAL_ERROR "column '${column}' missing from the header:\n${header}")

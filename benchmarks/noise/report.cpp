@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 extern char** environ;
@@ -121,8 +122,15 @@ std::string gnuplot_script(const std::string& png_path, const Options& options, 
     const Side bw_side = has_side(points, Side::send) ? Side::send : Side::recv;
     std::vector<std::string> bw_plots;
     std::vector<std::string> time_plots;
+    // One colour and point type per mode in both panels; in the time panel, dashes mark the
+    // extra compute time.
+    static const char* const colors[] = {"#9400d3", "#009e73", "#56b4e9", "#e69f00", "#d62728"};
+    static_assert(std::size(colors) == std::size(kAllModes));
     int block = 0;
-    for (const Mode mode : kAllModes) {
+    for (std::size_t m = 0; m < std::size(kAllModes); ++m) {
+        const Mode mode = kAllModes[m];
+        const std::string style =
+            " linecolor rgb '" + std::string(colors[m]) + "' pointtype " + std::to_string(m + 1);
         for (const Side side : {Side::send, Side::recv}) {
             std::ostringstream rows;
             for (const PointResult& p : points) {
@@ -140,14 +148,14 @@ std::string gnuplot_script(const std::string& png_path, const Options& options, 
             const std::string mode_text = mode_name(mode);
             gp << name << " << EOD\n" << rows.str() << "EOD\n";
             if (side == bw_side) {
-                bw_plots.push_back(name + " using 1:2:3:4 with yerrorlines title " +
+                bw_plots.push_back(name + " using 1:2:3:4 with yerrorlines" + style + " title " +
                                    gp_quoted(mode_text));
             }
             if (side == Side::recv) {
-                time_plots.push_back(name + " using 1:5 with linespoints title " +
+                time_plots.push_back(name + " using 1:5 with linespoints" + style + " title " +
                                      gp_quoted(mode_text + " comm"));
-                time_plots.push_back(name + " using 1:6 with linespoints dashtype 2 title " +
-                                     gp_quoted(mode_text + " extra compute"));
+                time_plots.push_back(name + " using 1:6 with linespoints dashtype 2" + style +
+                                     " title " + gp_quoted(mode_text + " extra compute"));
             }
         }
     }
@@ -228,13 +236,19 @@ Metrics derive(const PointResult& point, const Options& options)
     m.perceived_bw = summarize(bandwidths);
     m.extra_us = summarize(scaled(point.extra, kMicro));
     m.comm_us = summarize(scaled(point.comm, kMicro));
+    m.late_us = summarize(scaled(point.late, kMicro));
 
-    const double latency = point.baseline.latency;
-    const double bandwidth = point.baseline.bandwidth(point.bytes);
-    const double ideal = latency + std::max(bytes / (options.partitions * bandwidth),
-                                            bytes / bandwidth - options.laggard_delay());
-    m.latency_us = latency * kMicro;
+    const Baseline& base = point.baseline;
+    const double part_bytes = bytes / options.partitions;
+    const double bandwidth = base.bandwidth(point.bytes);
+    const double part_bandwidth = base.part_bandwidth(point.bytes / options.partitions);
+    const double ideal = base.latency + std::max(part_bytes / part_bandwidth,
+                                                 bytes / bandwidth - options.laggard_delay());
+    m.latency_us = base.latency * kMicro;
+    m.one_send_bw = bytes / (base.send_time - base.latency) / kMiB;
+    m.stream_bw = bytes / (base.stream_time - base.latency) / kMiB;
     m.send_bw = bandwidth / kMiB;
+    m.part_bw = part_bandwidth / kMiB;
     m.ideal_us = ideal * kMicro;
     m.efficiency = m.ideal_us / m.perceived_us.median;
     return m;
@@ -275,31 +289,36 @@ void print_table(std::FILE* out, const Options& options, const RunInfo& info,
     }
 
     std::fprintf(out,
-                 "#\n# plain MPI_Send: L = 1-byte latency, B = bandwidth at this size; "
-                 "ideal T* = L + max(S/(P*B), S/B - d)\n");
-    std::fprintf(out, "%10s %10s %12s %12s\n", "size", "L us", "B MiB/s", "T* us");
+                 "#\n# plain sends (MiB/s): 1xS = one MPI_Send of S, Px(S/P) = P MPI_Isends of "
+                 "S/P, S/P = one MPI_Send of S/P\n# B = max(1xS, Px(S/P)), B_part = S/P; ideal "
+                 "T* = L + max(S/(P*B_part), S/B - d)\n");
+    std::fprintf(out, "%10s %8s %12s %12s %12s %10s\n", "size", "L us", "1xS", "Px(S/P)", "S/P",
+                 "T* us");
     for (const PointResult* p : first_per_size(points)) {
         const Metrics m = derive(*p, options);
-        std::fprintf(out, "%10s %10.2f %12.1f %12.1f\n", format_size(p->bytes).c_str(),
-                     m.latency_us, m.send_bw, m.ideal_us);
+        std::fprintf(out, "%10s %8.2f %12.1f %12.1f %12.1f %10.1f\n", format_size(p->bytes).c_str(),
+                     m.latency_us, m.one_send_bw, m.stream_bw, m.part_bw, m.ideal_us);
     }
 
     std::fprintf(out,
-                 "#\n# perceived = ack arrival - last thread's Pready; eff = T* / median "
-                 "perceived; extra = recv Wait - first arrival; comm = recv Wait - last "
-                 "Pready\n");
-    std::fprintf(out, "%10s  %-16s %-4s %12s %26s %12s %6s %12s %12s\n", "size", "mode", "side",
-                 "perceived us", "[p10 .. p90]", "MiB/s", "eff", "extra us", "comm us");
+                 "#\n# perceived = ack arrival - laggard's Pready; eff = T* / median "
+                 "perceived; extra = recv Wait - first arrival; comm = recv Wait - laggard's "
+                 "Pready;\n# late = last thread's Pready - laggard's (hand-overs queued on the "
+                 "cores); all medians\n");
+    std::fprintf(out, "%10s  %-16s %-4s %12s %26s %12s %6s %12s %12s %9s\n", "size", "mode", "side",
+                 "perceived us", "[p10 .. p90]", "MiB/s", "eff", "extra us", "comm us", "late us");
     for (const PointResult& p : points) {
         const Metrics m = derive(p, options);
         char extra[32] = "-";
         if (!std::isnan(m.extra_us.median)) {
             std::snprintf(extra, sizeof extra, "%.1f", m.extra_us.median);
         }
-        std::fprintf(out, "%10s  %-16s %-4s %12.1f [%10.1f .. %10.1f] %12.1f %6.2f %12s %12.1f%s\n",
+        std::fprintf(out,
+                     "%10s  %-16s %-4s %12.1f [%10.1f .. %10.1f] %12.1f %6.2f %12s %12.1f "
+                     "%9.1f%s\n",
                      format_size(p.bytes).c_str(), mode_name(p.mode), side_name(p.side),
                      m.perceived_us.median, m.perceived_us.p10, m.perceived_us.p90,
-                     m.perceived_bw.median, m.efficiency, extra, m.comm_us.median,
+                     m.perceived_bw.median, m.efficiency, extra, m.comm_us.median, m.late_us.median,
                      p.verify_errors > 0 ? "  VERIFY FAILED" : "");
     }
     std::fflush(out);
@@ -314,9 +333,10 @@ void write_csv(std::FILE* out, const Options& options, const RunInfo& info,
                  "perceived_us_median,perceived_us_p10,perceived_us_p90,perceived_us_min,"
                  "perceived_us_max,"
                  "perceived_bw_MiBps_median,perceived_bw_MiBps_p10,perceived_bw_MiBps_p90,"
-                 "latency_us,send_bw_MiBps,ideal_us,efficiency,"
+                 "latency_us,send_bw_MiBps,one_send_bw_MiBps,stream_bw_MiBps,part_send_bw_MiBps,"
+                 "ideal_us,efficiency,"
                  "extra_compute_us_median,extra_compute_us_p10,extra_compute_us_p90,"
-                 "comm_us_median,comm_us_p10,comm_us_p90,"
+                 "comm_us_median,comm_us_p10,comm_us_p90,late_us_median,late_us_p90,"
                  "clock_offset_us,verify_errors,mpi_library,mpipcl_version\n");
     const std::string library = csv_quoted(info.mpi_library);
     const std::string version = csv_quoted(info.mpipcl_version);
@@ -332,6 +352,9 @@ void write_csv(std::FILE* out, const Options& options, const RunInfo& info,
                                  m.perceived_bw.p90,
                                  m.latency_us,
                                  m.send_bw,
+                                 m.one_send_bw,
+                                 m.stream_bw,
+                                 m.part_bw,
                                  m.ideal_us,
                                  m.efficiency,
                                  m.extra_us.median,
@@ -340,6 +363,8 @@ void write_csv(std::FILE* out, const Options& options, const RunInfo& info,
                                  m.comm_us.median,
                                  m.comm_us.p10,
                                  m.comm_us.p90,
+                                 m.late_us.median,
+                                 m.late_us.p90,
                                  p.baseline.clock_offset * kMicro};
         std::fprintf(out, "%s,%s,%zu,%d,%d,%s,%s,%s,%d,%d,%u,%d", mode_name(p.mode),
                      side_name(p.side), p.bytes, options.partitions, options.partitions,

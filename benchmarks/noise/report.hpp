@@ -26,10 +26,14 @@ struct Metrics {
     Stats perceived_bw;
     Stats extra_us;
     Stats comm_us;
-    double latency_us = 0;  ///< L
-    double send_bw = 0;     ///< B
-    double ideal_us = 0;    ///< T* = L + max(S/(P*B), S/B - d)
-    double efficiency = 0;  ///< T* / median perceived time
+    Stats late_us;
+    double latency_us = 0;   ///< L
+    double one_send_bw = 0;  ///< one MPI_Send of S
+    double stream_bw = 0;    ///< P MPI_Isends of S/P
+    double send_bw = 0;      ///< B: the faster of the two above
+    double part_bw = 0;      ///< B_part: one MPI_Send of S/P
+    double ideal_us = 0;     ///< T* = L + max(S/(P*B_part), S/B - d)
+    double efficiency = 0;   ///< T* / median perceived time
 };
 
 [[nodiscard]] Metrics derive(const PointResult& point, const Options& options);

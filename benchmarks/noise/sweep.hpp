@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -14,16 +15,27 @@
 
 namespace mpipcl::bench {
 
-/// Plain MPI_Send figures of one size, measured right before that size's points.
+/// Plain MPI_Send figures of one size S with P partitions, measured right before its points.
+/// Every time is the fastest of the repetitions, until a 1-byte ack arrived (s).
 struct Baseline {
-    double latency = 0;       ///< L: half the fastest round trip of a 1-byte ping-pong (s)
-    double send_time = 0;     ///< fastest MPI_Send(size) until its 1-byte ack arrived (s)
-    double clock_offset = 0;  ///< receiver clock minus sender clock (s)
+    double latency = 0;         ///< L: half the fastest round trip of a 1-byte ping-pong
+    double send_time = 0;       ///< one MPI_Send of S
+    double stream_time = 0;     ///< P back-to-back MPI_Isends of S/P (receives pre-posted)
+    double part_send_time = 0;  ///< one MPI_Send of S/P: the laggard's partition alone
+    double clock_offset = 0;    ///< receiver clock minus sender clock
 
-    /// B: plain MPI_Send bandwidth at this size (bytes/s), ack latency removed.
+    /// B: the best plain bandwidth for all S bytes, as one message or as P messages of S/P
+    /// (bytes/s, ack latency removed). A partitioned transfer may do either, so the ideal
+    /// bound takes the faster: at 16-64 MiB one large MPI_Send is slower than 1-4 MiB pieces.
     [[nodiscard]] double bandwidth(std::size_t bytes) const
     {
-        return static_cast<double>(bytes) / (send_time - latency);
+        return static_cast<double>(bytes) / (std::min(send_time, stream_time) - latency);
+    }
+
+    /// B_part: plain bandwidth of one message of S/P bytes (bytes/s, ack latency removed).
+    [[nodiscard]] double part_bandwidth(std::size_t part_bytes) const
+    {
+        return static_cast<double>(part_bytes) / (part_send_time - latency);
     }
 };
 
@@ -33,8 +45,9 @@ struct PointResult {
     Side side = Side::send;
     std::size_t bytes = 0;
     Baseline baseline;
-    std::vector<double> perceived;  ///< ack arrival - last thread's hand-over (s)
-    std::vector<double> comm;       ///< receiver's Wait return - last hand-over (s)
+    std::vector<double> perceived;  ///< ack arrival - the laggard's hand-over (s)
+    std::vector<double> comm;       ///< receiver's Wait return - the laggard's hand-over (s)
+    std::vector<double> late;       ///< last thread's hand-over - the laggard's, >= 0 (s)
     std::vector<double> extra;      ///< receiver's Wait return - first arrival (s); recv side only
     long verify_errors = 0;         ///< iterations with wrong data (both ranks know it)
 };
@@ -45,7 +58,7 @@ class Sweep {
     /// comm: exactly two ranks, MPI_ERRORS_RETURN. Collective.
     Sweep(const Options& options, MPI_Comm comm);
 
-    /// L, B and the clock offset for this size. Collective.
+    /// L, the plain send times and the clock offset for this size. Collective.
     [[nodiscard]] Baseline measure_baseline(std::size_t bytes);
 
     /// Warm-up plus measured iterations of one point. Collective.
@@ -53,11 +66,17 @@ class Sweep {
                                         const Baseline& baseline);
 
    private:
+    /// Fastest time, over the baseline repetitions, to move bytes as pieces equal MPI_Isends
+    /// into pre-posted receives, until the receiver's 1-byte ack arrived (sender; 0 on the
+    /// receiver). Collective.
+    [[nodiscard]] double fastest_send(std::size_t bytes, int pieces);
+
     struct Iteration {
-        double last_ready = 0;  ///< sender clock
-        double ack = 0;         ///< sender clock
-        double first = 0;       ///< receiver clock
-        double done = 0;        ///< receiver clock
+        double laggard_ready = 0;  ///< sender clock: the laggard's hand-over (compute end)
+        double last_ready = 0;     ///< sender clock: the last hand-over of any thread
+        double ack = 0;            ///< sender clock
+        double first = 0;          ///< receiver clock
+        double done = 0;           ///< receiver clock
     };
 
     void sender_iteration(Transfer& transfer, std::size_t bytes, int round, int laggard,
