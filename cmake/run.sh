@@ -61,7 +61,9 @@ run_bench() {
     local exe="build-$mpi/benchmarks/mpipcl-bench"
     local launcher="mpiexec.$mpi"
     local extra=()
-    [ "$mpi" = openmpi ] && extra=(--oversubscribe)
+    # Open MPI binds each of 2 ranks to one core: the sender's T threads would share one core.
+    # MPICH's Hydra does not bind; unbound, both MPIs run the same placement.
+    [ "$mpi" = openmpi ] && extra=(--oversubscribe --bind-to none)
     echo "== mpipcl-bench on 2 local ranks ($mpi)"
     # shellcheck disable=SC2086
     "$launcher" -n 2 "${extra[@]}" "$exe" --csv "results/bench-$mpi.csv" \
