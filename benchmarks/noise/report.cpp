@@ -177,8 +177,8 @@ std::string gnuplot_script(const std::string& png_path, const Options& options, 
         [](const PointResult& a, const PointResult& b) { return a.bytes < b.bytes; });
 
     gp << "set multiplot layout 1," << (time_plots.empty() ? 1 : 2) << " title "
-       << gp_quoted(info.mpi_library + " | mpipcl " + info.mpipcl_version + " | " +
-                    parameters_line(options))
+       << gp_quoted(info.mpi_library.substr(0, info.mpi_library.find(',')) + " | mpipcl " +
+                    info.mpipcl_version + " | " + parameters_line(options))
        << "\nset logscale x 2\nset xrange [" << static_cast<double>(smallest->bytes) / 1.5 << ":"
        << static_cast<double>(largest->bytes) * 1.5 << "]\nset xtics (" << xtics
        << ")\nset grid\nset key outside below horizontal\nset logscale y 10\n"
