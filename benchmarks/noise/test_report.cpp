@@ -25,7 +25,7 @@ PointResult point_16mib()
     p.baseline.part_send_time = 101e-6;  // one MPI_Send of S/P: S/P in 100 us
     p.perceived = {3e-3, 1e-3, 2e-3};    // median 2 ms
     p.comm = {1e-3, 1e-3, 1e-3};
-    p.late = {0, 5e-6, 0};
+    p.late = {3e-6, 5e-6, 4e-6};  // median 4 us, distinct from every other column
     return p;
 }
 
@@ -44,6 +44,7 @@ TEST(Derive, BoundTakesFasterPlainPathAndLaggardDelay)
     EXPECT_NEAR(m.perceived_us.median, 2000.0, 1e-6);
     EXPECT_NEAR(m.efficiency, 1201.0 / 2000.0, 1e-9);
     EXPECT_NEAR(m.perceived_bw.median, 16.0 / 2e-3, 1e-6);
+    EXPECT_NEAR(m.late_us.median, 4.0, 1e-9);
     EXPECT_NEAR(m.late_us.max, 5.0, 1e-9);
 }
 
@@ -129,21 +130,32 @@ TEST(Csv, EveryRowHasEveryColumnAndTheRunParameters)
             }
         }
         ADD_FAILURE() << "no column " << name;
-        return header.size();
+        return header.size();  // row.at() below then throws: the test fails, never crashes
     };
     for (std::size_t r = 1; r < lines.size(); ++r) {
         const std::vector<std::string> row = csv_fields(lines[r]);
         ASSERT_EQ(row.size(), header.size()) << lines[r];
-        EXPECT_EQ(row[column("mpi_library")], info.mpi_library);
-        EXPECT_EQ(row[column("mpipcl_version")], "0.1.0");
-        EXPECT_EQ(row[column("size_bytes")], "16777216");
-        EXPECT_EQ(row[column("partitions")], "16");
-        EXPECT_EQ(row[column("laggard_delay_ms")], "0.4");
-        EXPECT_EQ(std::stod(row[column("ideal_us")]), 1201.0);
-        EXPECT_EQ(std::stod(row[column("late_us_median")]), 0.0);
+        auto number = [&](const std::string& name) { return std::stod(row.at(column(name))); };
+        EXPECT_EQ(row.at(column("mpi_library")), info.mpi_library);
+        EXPECT_EQ(row.at(column("mpipcl_version")), "0.1.0");
+        EXPECT_EQ(row.at(column("size_bytes")), "16777216");
+        EXPECT_EQ(row.at(column("partitions")), "16");
+        EXPECT_EQ(row.at(column("laggard_delay_ms")), "0.4");
+        // Every derived column by name, each with a different value: a shifted column fails.
+        EXPECT_DOUBLE_EQ(number("perceived_us_median"), 2000.0);
+        EXPECT_DOUBLE_EQ(number("perceived_us_min"), 1000.0);
+        EXPECT_DOUBLE_EQ(number("perceived_us_max"), 3000.0);
+        EXPECT_DOUBLE_EQ(number("latency_us"), 1.0);
+        EXPECT_DOUBLE_EQ(number("send_bw_MiBps"), 10000.0);
+        EXPECT_DOUBLE_EQ(number("one_send_bw_MiBps"), 8000.0);
+        EXPECT_DOUBLE_EQ(number("part_send_bw_MiBps"), 10000.0);
+        EXPECT_DOUBLE_EQ(number("ideal_us"), 1201.0);
+        EXPECT_DOUBLE_EQ(number("comm_us_median"), 1000.0);
+        EXPECT_DOUBLE_EQ(number("late_us_median"), 4.0);
+        EXPECT_NEAR(number("late_us_p90"), 4.8, 1e-9);
     }
-    EXPECT_EQ(csv_fields(lines[1])[column("extra_compute_us_median")], "");  // send side
-    EXPECT_EQ(std::stod(csv_fields(lines[2])[column("extra_compute_us_median")]), 400.0);
+    EXPECT_EQ(csv_fields(lines[1]).at(column("extra_compute_us_median")), "");  // send side
+    EXPECT_EQ(std::stod(csv_fields(lines[2]).at(column("extra_compute_us_median"))), 400.0);
 }
 
 TEST(FormatSize, BinaryUnitsOnlyWhenExact)
