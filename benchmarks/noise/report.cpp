@@ -288,10 +288,11 @@ void print_table(std::FILE* out, const Options& options, const RunInfo& info,
         std::fprintf(out, "# skipped %s: %s\n", mode_name(mode), reason.c_str());
     }
 
-    std::fprintf(out,
-                 "#\n# plain sends (MiB/s): 1xS = one MPI_Send of S, Px(S/P) = P MPI_Isends of "
-                 "S/P, S/P = one MPI_Send of S/P\n# B = max(1xS, Px(S/P)), B_part = S/P; ideal "
-                 "T* = L + max(S/(P*B_part), S/B - d)\n");
+    std::fprintf(
+        out,
+        "#\n# plain sends (MiB/s): 1xS = one send of S, Px(S/P) = P MPI_Isends of "
+        "S/P, S/P = one send of S/P (Isend + Wait)\n# B = max(1xS, Px(S/P)), B_part = S/P; ideal "
+        "T* = L + max(S/(P*B_part), S/B - d)\n");
     std::fprintf(out, "%10s %8s %12s %12s %12s %10s\n", "size", "L us", "1xS", "Px(S/P)", "S/P",
                  "T* us");
     for (const PointResult* p : first_per_size(points)) {
@@ -301,10 +302,10 @@ void print_table(std::FILE* out, const Options& options, const RunInfo& info,
     }
 
     std::fprintf(out,
-                 "#\n# perceived = ack arrival - laggard's Pready; eff = T* / median "
-                 "perceived; extra = recv Wait - first arrival; comm = recv Wait - laggard's "
-                 "Pready;\n# late = last thread's Pready - laggard's (hand-overs queued on the "
-                 "cores); all medians\n");
+                 "#\n# perceived = ack arrival - end of the laggard's compute; eff = T* / median "
+                 "perceived; extra = recv Wait - first arrival;\n# comm = recv Wait - end of the "
+                 "laggard's compute; late = last Pready - end of the laggard's compute (wake-up, "
+                 "and waiting for a core); all medians\n");
     std::fprintf(out, "%10s  %-16s %-4s %12s %26s %12s %6s %12s %12s %9s\n", "size", "mode", "side",
                  "perceived us", "[p10 .. p90]", "MiB/s", "eff", "extra us", "comm us", "late us");
     for (const PointResult& p : points) {

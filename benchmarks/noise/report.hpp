@@ -28,10 +28,10 @@ struct Metrics {
     Stats comm_us;
     Stats late_us;
     double latency_us = 0;   ///< L
-    double one_send_bw = 0;  ///< one MPI_Send of S
+    double one_send_bw = 0;  ///< one send of S
     double stream_bw = 0;    ///< P MPI_Isends of S/P
     double send_bw = 0;      ///< B: the faster of the two above
-    double part_bw = 0;      ///< B_part: one MPI_Send of S/P
+    double part_bw = 0;      ///< B_part: one send of S/P
     double ideal_us = 0;     ///< T* = L + max(S/(P*B_part), S/B - d)
     double efficiency = 0;   ///< T* / median perceived time
 };

@@ -19,9 +19,9 @@ namespace mpipcl::bench {
 /// Every time is the fastest of the repetitions, until a 1-byte ack arrived (s).
 struct Baseline {
     double latency = 0;         ///< L: half the fastest round trip of a 1-byte ping-pong
-    double send_time = 0;       ///< one MPI_Send of S
+    double send_time = 0;       ///< one send of S (MPI_Isend + MPI_Waitall)
     double stream_time = 0;     ///< P back-to-back MPI_Isends of S/P (receives pre-posted)
-    double part_send_time = 0;  ///< one MPI_Send of S/P: the laggard's partition alone
+    double part_send_time = 0;  ///< one send of S/P: the laggard's partition alone
     double clock_offset = 0;    ///< receiver clock minus sender clock
 
     /// B: the best plain bandwidth for all S bytes, as one message or as P messages of S/P
@@ -45,9 +45,9 @@ struct PointResult {
     Side side = Side::send;
     std::size_t bytes = 0;
     Baseline baseline;
-    std::vector<double> perceived;  ///< ack arrival - the laggard's hand-over (s)
-    std::vector<double> comm;       ///< receiver's Wait return - the laggard's hand-over (s)
-    std::vector<double> late;       ///< last thread's hand-over - the laggard's, >= 0 (s)
+    std::vector<double> perceived;  ///< ack arrival - end of the laggard's compute (s)
+    std::vector<double> comm;       ///< receiver's Wait return - end of the laggard's compute (s)
+    std::vector<double> late;       ///< last thread's hand-over - end of the laggard's compute (s)
     std::vector<double> extra;      ///< receiver's Wait return - first arrival (s); recv side only
     long verify_errors = 0;         ///< iterations with wrong data (both ranks know it)
 };
@@ -72,11 +72,11 @@ class Sweep {
     [[nodiscard]] double fastest_send(std::size_t bytes, int pieces);
 
     struct Iteration {
-        double laggard_ready = 0;  ///< sender clock: the laggard's hand-over (compute end)
-        double last_ready = 0;     ///< sender clock: the last hand-over of any thread
-        double ack = 0;            ///< sender clock
-        double first = 0;          ///< receiver clock
-        double done = 0;           ///< receiver clock
+        double compute_end = 0;  ///< sender clock: the scheduled end of the laggard's compute
+        double last_ready = 0;   ///< sender clock: the last hand-over of any thread
+        double ack = 0;          ///< sender clock
+        double first = 0;        ///< receiver clock
+        double done = 0;         ///< receiver clock
     };
 
     void sender_iteration(Transfer& transfer, std::size_t bytes, int round, int laggard,
