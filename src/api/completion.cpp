@@ -1,45 +1,53 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Wrapped MPI_Start*/Wait*/Test*/Request_free/Request_get_status/Cancel: arrays may mix our
 // requests, ordinary ones and MPI_REQUEST_NULL; with no partitioned request alive every call
-// goes straight to PMPI after one relaxed load.
+// goes straight to PMPI after one relaxed load. Every entry into one of our requests holds a
+// registry reference for as long as it is inside it.
 #include <mpi.h>
 
+#include <new>
 #include <vector>
 
+#include "common/backoff.hpp"
 #include "common/error.hpp"
 #include "mpipcl.h"
-#include "progress/backoff.hpp"
-#include "progress/engine.hpp"
 #include "requests/registry.hpp"
 #include "requests/request.hpp"
 
+using mpipcl::Backoff;
 using mpipcl::ErrId;
 using mpipcl::error_code;
 using mpipcl::raise_error;
-using mpipcl::progress::Backoff;
-using mpipcl::progress::Engine;
 using mpipcl::requests::HandleRegistry;
 using mpipcl::requests::Request;
 using mpipcl::requests::set_empty_status;
+using Ref = mpipcl::requests::HandleRegistry::Ref;
 
 namespace {
 
 HandleRegistry& reg() { return HandleRegistry::instance(); }
 
-/// Our request behind @p h, or null (also when no partitioned request exists).
-Request* ours(MPI_Request h) { return reg().empty() ? nullptr : reg().find(h); }
+/// Our request behind @p h (a counted reference), or empty (also when none exists).
+Ref ours(MPI_Request h) { return reg().empty() ? Ref{} : reg().acquire(h); }
 
-bool any_ours(int n, const MPI_Request* reqs)
+/// References to our requests in @p reqs (empty entries for the others); false when there
+/// are none, and then nothing was allocated.
+bool collect(int n, const MPI_Request* reqs, std::vector<Ref>* refs)
 {
-    if (reg().empty() || reqs == nullptr) {
+    if (reg().empty() || reqs == nullptr || n <= 0) {
         return false;
     }
+    bool any = false;
     for (int i = 0; i < n; ++i) {
-        if (reg().find(reqs[i]) != nullptr) {
-            return true;
+        if (Ref r = reg().acquire(reqs[i])) {
+            if (refs->empty()) {
+                refs->resize(n);
+            }
+            (*refs)[i] = std::move(r);
+            any = true;
         }
     }
-    return false;
+    return any;
 }
 
 MPI_Status* status_at(MPI_Status* statuses, int i)
@@ -53,10 +61,10 @@ struct Others {
     std::vector<MPI_Request> reqs;
     std::vector<MPI_Status> statuses;
 
-    Others(int n, const MPI_Request* user, const std::vector<char>& skip)
+    Others(int n, const MPI_Request* user, const std::vector<Ref>& mine)
     {
         for (int i = 0; i < n; ++i) {
-            if (!skip[i] && reg().find(user[i]) == nullptr) {
+            if (!mine[i]) {
                 index.push_back(i);
                 reqs.push_back(user[i]);
             }
@@ -78,10 +86,57 @@ struct Others {
     }
 };
 
-/// Array errors: MPI_ERR_IN_STATUS when statuses carry them, raised on the failing request.
-int finish_array(int rc, MPI_Comm comm, const char* fn)
+/// The first error of a multi-request call. With statuses the call returns
+/// MPI_ERR_IN_STATUS (each status says which); with MPI_STATUSES_IGNORE the failing request's
+/// own code, raised on its communicator.
+struct ArrayError {
+    int code = MPI_SUCCESS;
+    MPI_Comm comm = MPI_COMM_NULL;
+    void note(int c, MPI_Comm on)
+    {
+        if (c != MPI_SUCCESS && code == MPI_SUCCESS) {
+            code = c;
+            comm = on;
+        }
+    }
+    int finish(const MPI_Status* statuses, const char* fn) const
+    {
+        if (code == MPI_SUCCESS) {
+            return MPI_SUCCESS;
+        }
+        const MPI_Comm on = comm == MPI_COMM_NULL ? mpipcl::default_error_comm() : comm;
+        return raise_error(on, statuses == MPI_STATUSES_IGNORE ? code : MPI_ERR_IN_STATUS, fn);
+    }
+};
+
+/// Runs @p body; an allocation failure becomes MPI_ERR_NO_MEM and nothing escapes.
+template <class F>
+int guarded(const char* fn, F&& body) noexcept
 {
-    return rc == MPI_SUCCESS ? rc : raise_error(comm, rc, fn);
+    try {
+        return body();
+    } catch (const std::bad_alloc&) {
+        return raise_error(mpipcl::default_error_comm(), MPI_ERR_NO_MEM, fn);
+    } catch (...) {
+        return raise_error(mpipcl::default_error_comm(), MPI_ERR_INTERN, fn);
+    }
+}
+
+int null_arg(const char* fn)
+{
+    return raise_error(mpipcl::default_error_comm(), error_code(ErrId::NullArg), fn);
+}
+
+/// MPI_Start on one of ours: the caller's reference must be the only one (threads still
+/// inside the previous round finish first).
+int start_one(Ref& r)
+{
+    if (r->is_active()) {
+        return raise_error(r->comm(), error_code(ErrId::ActiveRequest), "MPI_Start");
+    }
+    HandleRegistry::wait_sole(r);
+    const int rc = r->start();
+    return rc == MPI_SUCCESS ? rc : raise_error(r->comm(), rc, "MPI_Start");
 }
 
 }  // namespace
@@ -90,252 +145,241 @@ extern "C" {
 
 MPIPCL_API int MPI_Start(MPI_Request* request)
 {
-    Request* r = request == nullptr ? nullptr : ours(*request);
-    if (r == nullptr) {
+    Ref r = request == nullptr ? Ref{} : ours(*request);
+    if (!r) {
         return PMPI_Start(request);
     }
-    if (r->is_active()) {
-        return raise_error(r->endpoint().comm, error_code(ErrId::ActiveRequest), "MPI_Start");
-    }
-    try {
-        if (r->null_peer()) {
-            Engine::instance().start_local(*r);
-        } else {
-            Engine::instance().start(r->shared_from_this());
-        }
-    } catch (const mpipcl::Error& e) {
-        return raise_error(r->endpoint().comm, e.code(), "MPI_Start");
-    } catch (...) {
-        return raise_error(r->endpoint().comm, MPI_ERR_INTERN, "MPI_Start");
-    }
-    return MPI_SUCCESS;
+    return start_one(r);
 }
 
 MPIPCL_API int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
-    if (!any_ours(count, array_of_requests)) {
-        return PMPI_Startall(count, array_of_requests);
-    }
-    std::vector<char> skip(count, 0);
-    for (int i = 0; i < count; ++i) {
-        if (reg().find(array_of_requests[i]) != nullptr) {
-            skip[i] = 1;
-            if (const int rc = MPI_Start(&array_of_requests[i]); rc != MPI_SUCCESS) {
-                return rc;
+    return guarded("MPI_Startall", [&]() -> int {
+        std::vector<Ref> mine;
+        if (!collect(count, array_of_requests, &mine)) {
+            return PMPI_Startall(count, array_of_requests);
+        }
+        for (int i = 0; i < count; ++i) {
+            if (mine[i]) {
+                if (const int rc = start_one(mine[i]); rc != MPI_SUCCESS) {
+                    return rc;
+                }
             }
         }
-    }
-    Others o(count, array_of_requests, skip);
-    return o.size() == 0 ? MPI_SUCCESS : PMPI_Startall(o.size(), o.reqs.data());
+        Others o(count, array_of_requests, mine);
+        return o.size() == 0 ? MPI_SUCCESS : PMPI_Startall(o.size(), o.reqs.data());
+    });
 }
 
 MPIPCL_API int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status)
 {
-    Request* r = request == nullptr ? nullptr : ours(*request);
-    if (r == nullptr) {
+    Ref r = request == nullptr ? Ref{} : ours(*request);
+    if (!r) {
         return PMPI_Test(request, flag, status);
+    }
+    if (flag == nullptr) {
+        return raise_error(r->comm(), error_code(ErrId::NullArg), "MPI_Test");
     }
     int err = MPI_SUCCESS;
     *flag = r->try_complete(status, &err) ? 1 : 0;
-    return err == MPI_SUCCESS ? err : raise_error(r->endpoint().comm, err, "MPI_Test");
+    return err == MPI_SUCCESS ? err : raise_error(r->comm(), err, "MPI_Test");
 }
 
 MPIPCL_API int MPI_Wait(MPI_Request* request, MPI_Status* status)
 {
-    Request* r = request == nullptr ? nullptr : ours(*request);
-    if (r == nullptr) {
+    Ref r = request == nullptr ? Ref{} : ours(*request);
+    if (!r) {
         return PMPI_Wait(request, status);
     }
     int err = MPI_SUCCESS;
-    Backoff b = mpipcl::progress::user_wait_backoff();
+    Backoff b = mpipcl::user_wait_backoff();
     while (!r->try_complete(status, &err)) {
         b.pause();
     }
-    return err == MPI_SUCCESS ? err : raise_error(r->endpoint().comm, err, "MPI_Wait");
+    return err == MPI_SUCCESS ? err : raise_error(r->comm(), err, "MPI_Wait");
 }
 
 MPIPCL_API int MPI_Testall(int count, MPI_Request array_of_requests[], int* flag,
-                MPI_Status array_of_statuses[])
+                           MPI_Status array_of_statuses[])
 {
-    if (!any_ours(count, array_of_requests)) {
-        return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
-    }
-    Engine::instance().progress();
-    // All-or-nothing: first make sure every partitioned request is done, without touching any.
-    std::vector<char> skip(count, 0);
-    for (int i = 0; i < count; ++i) {
-        if (Request* r = reg().find(array_of_requests[i])) {
-            skip[i] = 1;
-            if (r->is_active() && !r->round_complete()) {
+    return guarded("MPI_Testall", [&]() -> int {
+        std::vector<Ref> mine;
+        if (!collect(count, array_of_requests, &mine)) {
+            return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
+        }
+        if (flag == nullptr) {
+            return null_arg("MPI_Testall");
+        }
+        // All-or-nothing: first make sure every partitioned request is done, without
+        // touching any (peek drives progress and waits for the engine lock).
+        for (int i = 0; i < count; ++i) {
+            if (mine[i] && !mine[i]->peek(MPI_STATUS_IGNORE)) {
                 *flag = 0;
                 return MPI_SUCCESS;
             }
         }
-    }
-    Others o(count, array_of_requests, skip);
-    int rc = MPI_SUCCESS;
-    if (o.size() > 0) {
-        int f = 0;
-        rc = PMPI_Testall(o.size(), o.reqs.data(), &f, o.st(array_of_statuses));
-        if (!f && rc == MPI_SUCCESS) {
-            *flag = 0;
-            return MPI_SUCCESS;
+        Others o(count, array_of_requests, mine);
+        ArrayError e;
+        if (o.size() > 0) {
+            int f = 0;
+            const int rc = PMPI_Testall(o.size(), o.reqs.data(), &f, o.st(array_of_statuses));
+            if (!f && rc == MPI_SUCCESS) {
+                *flag = 0;
+                return MPI_SUCCESS;
+            }
+            for (int k = 0; k < o.size(); ++k) {
+                o.put_back(k, array_of_requests, array_of_statuses, o.index[k]);
+                if (rc == MPI_ERR_IN_STATUS && array_of_statuses != MPI_STATUSES_IGNORE) {
+                    e.note(o.statuses[k].MPI_ERROR, MPI_COMM_NULL);
+                }
+            }
+            e.note(rc == MPI_ERR_IN_STATUS && e.code == MPI_SUCCESS ? MPI_ERR_IN_STATUS : rc,
+                   MPI_COMM_NULL);
         }
-        for (int k = 0; k < o.size(); ++k) {
-            o.put_back(k, array_of_requests, array_of_statuses, o.index[k]);
+        for (int i = 0; i < count; ++i) {
+            if (mine[i]) {
+                int err = MPI_SUCCESS;
+                mine[i]->try_complete(status_at(array_of_statuses, i), &err);
+                e.note(err, mine[i]->comm());
+            }
         }
-    }
-    MPI_Comm err_comm = mpipcl::default_error_comm();
-    bool failed = rc != MPI_SUCCESS;
-    for (int i = 0; i < count; ++i) {
-        if (!skip[i]) {
-            continue;
+        *flag = 1;
+        if (e.code == MPI_SUCCESS && array_of_statuses != MPI_STATUSES_IGNORE) {
+            for (int i = 0; i < count; ++i) {
+                array_of_statuses[i].MPI_ERROR = MPI_SUCCESS;
+            }
         }
-        Request* r = reg().find(array_of_requests[i]);
-        int err = MPI_SUCCESS;
-        r->try_complete(status_at(array_of_statuses, i), &err);
-        if (err != MPI_SUCCESS) {
-            failed = true;
-            err_comm = r->endpoint().comm;
-        }
-    }
-    *flag = 1;
-    if (failed) {
-        return finish_array(array_of_statuses == MPI_STATUSES_IGNORE ? MPI_ERR_OTHER
-                                                                     : MPI_ERR_IN_STATUS,
-                            err_comm, "MPI_Testall");
-    }
-    return MPI_SUCCESS;
+        return e.finish(array_of_statuses, "MPI_Testall");
+    });
 }
 
-MPIPCL_API int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
+MPIPCL_API int MPI_Waitall(int count, MPI_Request array_of_requests[],
+                           MPI_Status array_of_statuses[])
 {
-    if (!any_ours(count, array_of_requests)) {
-        return PMPI_Waitall(count, array_of_requests, array_of_statuses);
-    }
-    std::vector<char> done(count, 0);
-    std::vector<char> mine(count, 0);
-    for (int i = 0; i < count; ++i) {
-        mine[i] = reg().find(array_of_requests[i]) != nullptr;
-    }
-    Others o(count, array_of_requests, mine);
-    bool others_done = o.size() == 0;
-    bool failed = false;
-    MPI_Comm err_comm = mpipcl::default_error_comm();
-    int pending_mine = 0;
-    for (int i = 0; i < count; ++i) {
-        pending_mine += mine[i];
-    }
-    Backoff b = mpipcl::progress::user_wait_backoff();
-    while (pending_mine > 0 || !others_done) {
-        bool moved = false;
+    return guarded("MPI_Waitall", [&]() -> int {
+        std::vector<Ref> mine;
+        if (!collect(count, array_of_requests, &mine)) {
+            return PMPI_Waitall(count, array_of_requests, array_of_statuses);
+        }
+        std::vector<char> done(count, 0);
+        Others o(count, array_of_requests, mine);
+        bool others_done = o.size() == 0;
+        ArrayError e;
+        int pending_mine = 0;
         for (int i = 0; i < count; ++i) {
-            if (!mine[i] || done[i]) {
-                continue;
-            }
-            Request* r = reg().find(array_of_requests[i]);
-            int err = MPI_SUCCESS;
-            if (r->try_complete(status_at(array_of_statuses, i), &err)) {
-                done[i] = 1;
-                --pending_mine;
-                moved = true;
-                if (err != MPI_SUCCESS) {
-                    failed = true;
-                    err_comm = r->endpoint().comm;
+            pending_mine += mine[i] ? 1 : 0;
+        }
+        Backoff b = mpipcl::user_wait_backoff();
+        while (pending_mine > 0 || !others_done) {
+            bool moved = false;
+            for (int i = 0; i < count; ++i) {
+                if (!mine[i] || done[i]) {
+                    continue;
+                }
+                int err = MPI_SUCCESS;
+                if (mine[i]->try_complete(status_at(array_of_statuses, i), &err)) {
+                    done[i] = 1;
+                    --pending_mine;
+                    moved = true;
+                    e.note(err, mine[i]->comm());
                 }
             }
-        }
-        if (!others_done) {
-            int f = 1;
-            int rc = MPI_SUCCESS;
-            if (pending_mine == 0) {
-                rc = PMPI_Waitall(o.size(), o.reqs.data(), o.st(array_of_statuses));
+            if (!others_done) {
+                int f = 1;
+                int rc = MPI_SUCCESS;
+                if (pending_mine == 0) {
+                    rc = PMPI_Waitall(o.size(), o.reqs.data(), o.st(array_of_statuses));
+                } else {
+                    rc = PMPI_Testall(o.size(), o.reqs.data(), &f, o.st(array_of_statuses));
+                }
+                if (f || rc != MPI_SUCCESS) {
+                    others_done = true;
+                    moved = true;
+                    for (int k = 0; k < o.size(); ++k) {
+                        o.put_back(k, array_of_requests, array_of_statuses, o.index[k]);
+                        if (rc == MPI_ERR_IN_STATUS && array_of_statuses != MPI_STATUSES_IGNORE) {
+                            e.note(o.statuses[k].MPI_ERROR, MPI_COMM_NULL);
+                        }
+                    }
+                    e.note(rc, MPI_COMM_NULL);
+                }
+            }
+            if (moved) {
+                b.reset();
             } else {
-                rc = PMPI_Testall(o.size(), o.reqs.data(), &f, o.st(array_of_statuses));
-            }
-            if (f || rc != MPI_SUCCESS) {
-                others_done = true;
-                moved = true;
-                failed = failed || rc != MPI_SUCCESS;
-                for (int k = 0; k < o.size(); ++k) {
-                    o.put_back(k, array_of_requests, array_of_statuses, o.index[k]);
-                }
+                b.pause();
             }
         }
-        if (moved) {
-            b.reset();
-        } else {
-            b.pause();
+        if (e.code == MPI_SUCCESS && array_of_statuses != MPI_STATUSES_IGNORE) {
+            for (int i = 0; i < count; ++i) {
+                array_of_statuses[i].MPI_ERROR = MPI_SUCCESS;
+            }
         }
-    }
-    if (failed) {
-        return finish_array(array_of_statuses == MPI_STATUSES_IGNORE ? MPI_ERR_OTHER
-                                                                     : MPI_ERR_IN_STATUS,
-                            err_comm, "MPI_Waitall");
-    }
-    if (array_of_statuses != MPI_STATUSES_IGNORE) {
-        for (int i = 0; i < count; ++i) {
-            array_of_statuses[i].MPI_ERROR = MPI_SUCCESS;
-        }
-    }
-    return MPI_SUCCESS;
+        return e.finish(array_of_statuses, "MPI_Waitall");
+    });
 }
 
 MPIPCL_API int MPI_Testany(int count, MPI_Request array_of_requests[], int* index, int* flag,
-                MPI_Status* status)
+                           MPI_Status* status)
 {
-    if (!any_ours(count, array_of_requests)) {
-        return PMPI_Testany(count, array_of_requests, index, flag, status);
-    }
-    Engine::instance().progress();
-    bool any_active = false;
-    std::vector<char> mine(count, 0);
-    for (int i = 0; i < count; ++i) {
-        Request* r = reg().find(array_of_requests[i]);
-        if (r == nullptr) {
-            continue;
+    return guarded("MPI_Testany", [&]() -> int {
+        std::vector<Ref> mine;
+        if (!collect(count, array_of_requests, &mine)) {
+            return PMPI_Testany(count, array_of_requests, index, flag, status);
         }
-        mine[i] = 1;
-        if (!r->is_active()) {
-            continue;  // inactive: ignored like MPI_REQUEST_NULL
+        if (flag == nullptr || index == nullptr) {
+            return null_arg("MPI_Testany");
         }
-        any_active = true;
-        if (r->round_complete()) {
-            int err = MPI_SUCCESS;
-            r->try_complete(status, &err);
-            *index = i;
-            *flag = 1;
-            return err == MPI_SUCCESS ? err : raise_error(r->endpoint().comm, err, "MPI_Testany");
+        bool any_active = false;
+        for (int pass = 0; pass < 2; ++pass) {
+            for (int i = 0; i < count; ++i) {
+                if (!mine[i] || !mine[i]->is_active()) {
+                    continue;  // inactive: ignored like MPI_REQUEST_NULL
+                }
+                any_active = true;
+                // First pass: what is already complete; second: drive progress, then look.
+                if (pass == 0 ? mine[i]->done() : mine[i]->peek(MPI_STATUS_IGNORE)) {
+                    int err = MPI_SUCCESS;
+                    mine[i]->try_complete(status, &err);
+                    *index = i;
+                    *flag = 1;
+                    return err == MPI_SUCCESS ? err
+                                              : raise_error(mine[i]->comm(), err, "MPI_Testany");
+                }
+            }
+            if (pass == 0) {
+                Others o(count, array_of_requests, mine);
+                int k = MPI_UNDEFINED;
+                int f = 0;
+                const int rc = PMPI_Testany(o.size(), o.reqs.data(), &k, &f, status);
+                if (rc != MPI_SUCCESS || (f && k != MPI_UNDEFINED)) {
+                    if (k != MPI_UNDEFINED) {
+                        array_of_requests[o.index[k]] = o.reqs[k];
+                        *index = o.index[k];
+                    }
+                    *flag = f;
+                    return rc;
+                }
+                if (!any_active) {
+                    *index = MPI_UNDEFINED;
+                    *flag = 1;
+                    set_empty_status(status);
+                    return MPI_SUCCESS;
+                }
+            }
         }
-    }
-    Others o(count, array_of_requests, mine);
-    int k = MPI_UNDEFINED;
-    int f = 0;
-    const int rc = PMPI_Testany(o.size(), o.reqs.data(), &k, &f, status);
-    if (rc != MPI_SUCCESS || (f && k != MPI_UNDEFINED)) {
-        if (k != MPI_UNDEFINED) {
-            array_of_requests[o.index[k]] = o.reqs[k];
-            *index = o.index[k];
-        }
-        *flag = f;
-        return rc;
-    }
-    if (f && !any_active) {
-        *index = MPI_UNDEFINED;
-        *flag = 1;
-        set_empty_status(status);
+        *flag = 0;
         return MPI_SUCCESS;
-    }
-    *flag = 0;
-    return MPI_SUCCESS;
+    });
 }
 
-MPIPCL_API int MPI_Waitany(int count, MPI_Request array_of_requests[], int* index, MPI_Status* status)
+MPIPCL_API int MPI_Waitany(int count, MPI_Request array_of_requests[], int* index,
+                           MPI_Status* status)
 {
-    if (!any_ours(count, array_of_requests)) {
+    if (reg().empty()) {
         return PMPI_Waitany(count, array_of_requests, index, status);
     }
-    Backoff b = mpipcl::progress::user_wait_backoff();
+    Backoff b = mpipcl::user_wait_backoff();
     for (;;) {
         int flag = 0;
         const int rc = MPI_Testany(count, array_of_requests, index, &flag, status);
@@ -347,86 +391,77 @@ MPIPCL_API int MPI_Waitany(int count, MPI_Request array_of_requests[], int* inde
 }
 
 MPIPCL_API int MPI_Testsome(int incount, MPI_Request array_of_requests[], int* outcount,
-                 int array_of_indices[], MPI_Status array_of_statuses[])
+                            int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    if (!any_ours(incount, array_of_requests)) {
-        return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
-                             array_of_statuses);
-    }
-    Engine::instance().progress();
-    int out = 0;
-    bool any_active = false;
-    bool failed = false;
-    MPI_Comm err_comm = mpipcl::default_error_comm();
-    std::vector<char> mine(incount, 0);
-    for (int i = 0; i < incount; ++i) {
-        Request* r = reg().find(array_of_requests[i]);
-        if (r == nullptr) {
-            continue;
+    return guarded("MPI_Testsome", [&]() -> int {
+        std::vector<Ref> mine;
+        if (!collect(incount, array_of_requests, &mine)) {
+            return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
+                                 array_of_statuses);
         }
-        mine[i] = 1;
-        if (!r->is_active()) {
-            continue;
+        if (outcount == nullptr || array_of_indices == nullptr) {
+            return null_arg("MPI_Testsome");
         }
-        any_active = true;
-        if (r->round_complete()) {
-            int err = MPI_SUCCESS;
-            r->try_complete(status_at(array_of_statuses, out), &err);
-            if (err != MPI_SUCCESS) {
-                failed = true;
-                err_comm = r->endpoint().comm;
+        int out = 0;
+        bool any_active = false;
+        ArrayError e;
+        for (int i = 0; i < incount; ++i) {
+            if (!mine[i] || !mine[i]->is_active()) {
+                continue;
             }
-            array_of_indices[out++] = i;
-        }
-    }
-    Others o(incount, array_of_requests, mine);
-    std::vector<int> idx(o.size());
-    int k_out = MPI_UNDEFINED;
-    int rc = PMPI_Testsome(o.size(), o.reqs.data(), &k_out, idx.data(), o.st(array_of_statuses));
-    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
-        return rc;
-    }
-    failed = failed || rc == MPI_ERR_IN_STATUS;
-    if (k_out != MPI_UNDEFINED) {
-        for (int j = 0; j < k_out; ++j) {
-            const int k = idx[j];
-            array_of_requests[o.index[k]] = o.reqs[k];
-            if (array_of_statuses != MPI_STATUSES_IGNORE) {
-                array_of_statuses[out] = o.statuses[j];
+            any_active = true;
+            if (mine[i]->peek(MPI_STATUS_IGNORE)) {
+                int err = MPI_SUCCESS;
+                mine[i]->try_complete(status_at(array_of_statuses, out), &err);
+                e.note(err, mine[i]->comm());
+                array_of_indices[out++] = i;
             }
-            array_of_indices[out++] = o.index[k];
         }
-    }
-    if (out == 0 && !any_active && k_out == MPI_UNDEFINED) {
-        *outcount = MPI_UNDEFINED;
-        return MPI_SUCCESS;
-    }
-    *outcount = out;
-    if (failed) {
-        return finish_array(array_of_statuses == MPI_STATUSES_IGNORE ? MPI_ERR_OTHER
-                                                                     : MPI_ERR_IN_STATUS,
-                            err_comm, "MPI_Testsome");
-    }
-    if (array_of_statuses != MPI_STATUSES_IGNORE) {
-        for (int j = 0; j < out; ++j) {
-            array_of_statuses[j].MPI_ERROR = MPI_SUCCESS;
+        Others o(incount, array_of_requests, mine);
+        std::vector<int> idx(o.size());
+        int k_out = MPI_UNDEFINED;
+        const int rc =
+            PMPI_Testsome(o.size(), o.reqs.data(), &k_out, idx.data(), o.st(array_of_statuses));
+        if (k_out != MPI_UNDEFINED) {
+            for (int j = 0; j < k_out; ++j) {
+                const int k = idx[j];
+                array_of_requests[o.index[k]] = o.reqs[k];
+                if (array_of_statuses != MPI_STATUSES_IGNORE) {
+                    array_of_statuses[out] = o.statuses[j];
+                    if (rc == MPI_ERR_IN_STATUS) {
+                        e.note(o.statuses[j].MPI_ERROR, MPI_COMM_NULL);
+                    }
+                }
+                array_of_indices[out++] = o.index[k];
+            }
         }
-    }
-    return MPI_SUCCESS;
+        e.note(rc, MPI_COMM_NULL);
+        if (out == 0 && !any_active && k_out == MPI_UNDEFINED && rc == MPI_SUCCESS) {
+            *outcount = MPI_UNDEFINED;
+            return MPI_SUCCESS;
+        }
+        *outcount = out;  // set even on an error: completed requests are never lost
+        if (e.code == MPI_SUCCESS && array_of_statuses != MPI_STATUSES_IGNORE) {
+            for (int j = 0; j < out; ++j) {
+                array_of_statuses[j].MPI_ERROR = MPI_SUCCESS;
+            }
+        }
+        return e.finish(array_of_statuses, "MPI_Testsome");
+    });
 }
 
 MPIPCL_API int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount,
-                 int array_of_indices[], MPI_Status array_of_statuses[])
+                            int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    if (!any_ours(incount, array_of_requests)) {
+    if (reg().empty()) {
         return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices,
                              array_of_statuses);
     }
-    Backoff b = mpipcl::progress::user_wait_backoff();
+    Backoff b = mpipcl::user_wait_backoff();
     for (;;) {
         const int rc = MPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
                                     array_of_statuses);
-        if (rc != MPI_SUCCESS || *outcount != 0) {
+        if (rc != MPI_SUCCESS || outcount == nullptr || *outcount != 0) {
             return rc;
         }
         b.pause();
@@ -435,9 +470,12 @@ MPIPCL_API int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int* o
 
 MPIPCL_API int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status)
 {
-    Request* r = ours(request);
-    if (r == nullptr) {
+    Ref r = ours(request);
+    if (!r) {
         return PMPI_Request_get_status(request, flag, status);
+    }
+    if (flag == nullptr) {
+        return raise_error(r->comm(), error_code(ErrId::NullArg), "MPI_Request_get_status");
     }
     *flag = r->peek(status) ? 1 : 0;
     return MPI_SUCCESS;
@@ -445,38 +483,43 @@ MPIPCL_API int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status
 
 MPIPCL_API int MPI_Request_free(MPI_Request* request)
 {
-    Request* r = request == nullptr ? nullptr : ours(*request);
-    if (r == nullptr) {
+    bool closing = false;
+    Ref r = request == nullptr || reg().empty() ? Ref{} : reg().acquire(*request, &closing);
+    if (!r) {
+        if (closing) {
+            return raise_error(mpipcl::default_error_comm(), error_code(ErrId::ActiveRequest),
+                               "MPI_Request_free");
+        }
         return PMPI_Request_free(request);
     }
-    if (r->is_active()) {
-        return raise_error(r->endpoint().comm, error_code(ErrId::ActiveRequest),
-                           "MPI_Request_free");
+    const MPI_Comm comm = r->comm();
+    if (!r->begin_free()) {
+        return raise_error(comm, error_code(ErrId::ActiveRequest), "MPI_Request_free");
     }
+    Request* req = r.get();
+    if (!reg().close(r)) {  // waits for every other thread inside it to leave
+        return raise_error(comm, error_code(ErrId::ActiveRequest), "MPI_Request_free");
+    }
+    const int rc = req->release();
+    delete req;
+    int finalized = 0;
+    PMPI_Finalized(&finalized);
     MPI_Request handle = *request;
-    auto owned = reg().erase(handle);  // before the handle goes back to MPI
-    try {
-        if (!owned->null_peer()) {
-            Engine::instance().remove(owned);
-        }
-    } catch (const mpipcl::Error& e) {
+    if (!finalized) {
         PMPI_Request_free(&handle);
-        *request = MPI_REQUEST_NULL;
-        return raise_error(owned->endpoint().comm, e.code(), "MPI_Request_free");
     }
-    PMPI_Request_free(&handle);
     *request = MPI_REQUEST_NULL;
-    return MPI_SUCCESS;
+    return rc == MPI_SUCCESS ? rc : raise_error(comm, rc, "MPI_Request_free");
 }
 
 MPIPCL_API int MPI_Cancel(MPI_Request* request)
 {
-    Request* r = request == nullptr ? nullptr : ours(*request);
-    if (r == nullptr) {
+    Ref r = request == nullptr ? Ref{} : ours(*request);
+    if (!r) {
         return PMPI_Cancel(request);
     }
     if (r->is_active()) {
-        return raise_error(r->endpoint().comm, error_code(ErrId::ActiveRequest), "MPI_Cancel");
+        return raise_error(r->comm(), error_code(ErrId::ActiveRequest), "MPI_Cancel");
     }
     return MPI_SUCCESS;
 }

@@ -2,20 +2,14 @@
 // The six MPI-4.0 partitioned calls: argument checks, registry lookup, error translation.
 #include <mpi.h>
 
-#include <climits>
-#include <mutex>
-#include <string>
 #include <vector>
 
 #include "common/config.hpp"
 #include "common/error.hpp"
-#include "common/log.hpp"
 #include "mpipcl.h"
-#include "progress/comm_info.hpp"
 #include "progress/engine.hpp"
 #include "requests/registry.hpp"
 #include "requests/request.hpp"
-#include "rma/rma.hpp"
 
 #ifndef MPIPCL_PREADY_LIST_CONST
 #define MPIPCL_PREADY_LIST_CONST const
@@ -25,11 +19,10 @@ using mpipcl::api_guard;
 using mpipcl::ErrId;
 using mpipcl::Error;
 using mpipcl::error_code;
+using mpipcl::Kind;
 using mpipcl::raise_error;
-using mpipcl::progress::Engine;
-using mpipcl::requests::Endpoint;
 using mpipcl::requests::HandleRegistry;
-using mpipcl::requests::Kind;
+using mpipcl::requests::InitArgs;
 using mpipcl::requests::Request;
 
 namespace {
@@ -42,14 +35,15 @@ int tag_upper_bound(MPI_Comm comm)
     return flag ? *ub : 32767;
 }
 
+bool library_initialized() { return mpipcl::progress::Engine::instance().initialized(); }
+
 int partitioned_init(Kind kind, const void* buf, int partitions, MPI_Count count,
                      MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, MPI_Info info,
                      MPI_Request* request, const char* fn)
 {
     const MPI_Comm err_comm = comm == MPI_COMM_NULL ? mpipcl::default_error_comm() : comm;
     return api_guard(err_comm, fn, [&]() -> int {
-        Engine& engine = Engine::instance();
-        if (!engine.initialized()) {
+        if (!library_initialized()) {
             throw Error(ErrId::NotInitialized, "MPI_Init did not go through libmpipcl");
         }
         if (request == nullptr) {
@@ -90,8 +84,9 @@ int partitioned_init(Kind kind, const void* buf, int partitions, MPI_Count count
             PMPI_Type_get_extent_x(datatype, &lb, &extent) != MPI_SUCCESS) {
             throw Error(ErrId::BadType, "invalid datatype");
         }
-        mpipcl::RequestOptions opts = mpipcl::request_options(info);
-        if (opts.backend == mpipcl::BackendKind::Native) {
+        InitArgs args;
+        args.options = mpipcl::request_options(info);
+        if (mpipcl::requests::settle_backend(&args.options) == mpipcl::BackendKind::Native) {
 #if MPI_VERSION >= 4
             return kind == Kind::Send
                        ? PMPI_Psend_init(buf, partitions, count, datatype, peer, tag, comm, info,
@@ -103,51 +98,18 @@ int partitioned_init(Kind kind, const void* buf, int partitions, MPI_Count count
                         "mpipcl_backend=native: this MPI library has no partitioned calls");
 #endif
         }
-        if (opts.backend == mpipcl::BackendKind::Rma && !mpipcl::rma::available()) {
-            // Asked for by this request: an error. Only the process default (MPIPCL_BACKEND):
-            // the persistent backend, with one warning.
-            if (opts.backend_from_info) {
-                throw Error(ErrId::Unsupported, std::string("mpipcl_backend=rma: ") +
-                                                    mpipcl::rma::unavailable_reason());
-            }
-            static std::once_flag warned;
-            std::call_once(warned, [] {
-                MPIPCL_LOG(Warn, "MPIPCL_BACKEND=rma: %s; using the persistent backend",
-                           mpipcl::rma::unavailable_reason());
-            });
-            opts.backend = mpipcl::BackendKind::Persistent;
-        }
-        Endpoint ep;
-        ep.buf = const_cast<void*>(buf);
-        ep.partitions = partitions;
-        ep.count = count;
-        ep.datatype = datatype;
-        ep.peer = peer;
-        ep.tag = tag;
-        ep.comm = comm;
-        ep.elem_bytes = type_size;
-        ep.extent = static_cast<MPI_Aint>(extent);
-        if (peer != MPI_PROC_NULL) {
-            ep.comm_key = mpipcl::progress::comm_key(comm);
-            ep.peer_world = mpipcl::progress::world_rank_of(comm, peer);
-        }
-        auto req = std::make_shared<Request>(kind, ep, opts, engine.next_id());
-        // A handle minted by MPI cannot collide with any live MPI request.
+        args.kind = kind;
+        args.buf = buf;
+        args.partitions = partitions;
+        args.count = count;
+        args.datatype = datatype;
+        args.peer = peer;
+        args.tag = tag;
+        args.comm = comm;
+        args.type_size = type_size;
+        args.extent = static_cast<MPI_Aint>(extent);
         MPI_Request handle = MPI_REQUEST_NULL;
-        MPIPCL_CHECK_MPI(
-            PMPI_Recv_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, &handle));
-        req->set_handle(handle);
-        auto& reg = HandleRegistry::instance();
-        reg.insert(handle, req);
-        try {
-            if (!req->null_peer()) {
-                engine.add(req);
-            }
-        } catch (...) {
-            reg.erase(handle);
-            PMPI_Request_free(&handle);
-            throw;
-        }
+        Request::create(args, &handle);
         *request = handle;
         return MPI_SUCCESS;
     });
@@ -156,7 +118,13 @@ int partitioned_init(Kind kind, const void* buf, int partitions, MPI_Count count
 /// Raises @p rc on the request's communicator.
 int raise_on(const Request& r, int rc, const char* fn)
 {
-    return rc == MPI_SUCCESS ? rc : raise_error(r.endpoint().comm, rc, fn);
+    return rc == MPI_SUCCESS ? rc : raise_error(r.comm(), rc, fn);
+}
+
+/// A handle of ours that another thread is freeing right now: erroneous use.
+int being_freed(const char* fn)
+{
+    return raise_error(mpipcl::default_error_comm(), error_code(ErrId::WrongKind), fn);
 }
 
 #if MPI_VERSION < 4
@@ -186,8 +154,12 @@ MPIPCL_API int MPI_Precv_init(void* buf, int partitions, MPI_Count count, MPI_Da
 
 MPIPCL_API int MPI_Pready(int partition, MPI_Request request)
 {
-    Request* r = HandleRegistry::instance().find(request);
-    if (r == nullptr) {
+    bool closing = false;
+    HandleRegistry::Ref r = HandleRegistry::instance().acquire(request, &closing);
+    if (!r) {
+        if (closing) {
+            return being_freed("MPI_Pready");
+        }
 #if MPI_VERSION >= 4
         return PMPI_Pready(partition, request);
 #else
@@ -199,8 +171,12 @@ MPIPCL_API int MPI_Pready(int partition, MPI_Request request)
 
 MPIPCL_API int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request)
 {
-    Request* r = HandleRegistry::instance().find(request);
-    if (r == nullptr) {
+    bool closing = false;
+    HandleRegistry::Ref r = HandleRegistry::instance().acquire(request, &closing);
+    if (!r) {
+        if (closing) {
+            return being_freed("MPI_Pready_range");
+        }
 #if MPI_VERSION >= 4
         return PMPI_Pready_range(partition_low, partition_high, request);
 #else
@@ -223,8 +199,12 @@ MPIPCL_API int MPI_Pready_range(int partition_low, int partition_high, MPI_Reque
 MPIPCL_API int MPI_Pready_list(int length, MPIPCL_PREADY_LIST_CONST int array_of_partitions[],
                     MPI_Request request)
 {
-    Request* r = HandleRegistry::instance().find(request);
-    if (r == nullptr) {
+    bool closing = false;
+    HandleRegistry::Ref r = HandleRegistry::instance().acquire(request, &closing);
+    if (!r) {
+        if (closing) {
+            return being_freed("MPI_Pready_list");
+        }
 #if MPI_VERSION >= 4
         return PMPI_Pready_list(length, array_of_partitions, request);
 #else
@@ -237,15 +217,19 @@ MPIPCL_API int MPI_Pready_list(int length, MPIPCL_PREADY_LIST_CONST int array_of
     // Check the whole list (range, duplicates) before marking anything.
     const int parts = r->endpoint().partitions;
     std::vector<char> seen;
+    try {
+        if (length > 16) {
+            seen.assign(parts, 0);
+        }
+    } catch (const std::bad_alloc&) {
+        return raise_on(*r, MPI_ERR_NO_MEM, "MPI_Pready_list");
+    }
     for (int i = 0; i < length; ++i) {
         const int p = array_of_partitions[i];
         if (p < 0 || p >= parts) {
             return raise_on(*r, error_code(ErrId::BadPartition), "MPI_Pready_list");
         }
         if (length > 16) {
-            if (seen.empty()) {
-                seen.assign(parts, 0);
-            }
             if (seen[p]++) {
                 return raise_on(*r, error_code(ErrId::DuplicatePready), "MPI_Pready_list");
             }
@@ -275,8 +259,12 @@ MPIPCL_API int MPI_Parrived(MPI_Request request, int partition, int* flag)
         *flag = 1;
         return MPI_SUCCESS;
     }
-    Request* r = HandleRegistry::instance().find(request);
-    if (r == nullptr) {
+    bool closing = false;
+    HandleRegistry::Ref r = HandleRegistry::instance().acquire(request, &closing);
+    if (!r) {
+        if (closing) {
+            return being_freed("MPI_Parrived");
+        }
 #if MPI_VERSION >= 4
         return PMPI_Parrived(request, partition, flag);
 #else
@@ -291,8 +279,8 @@ MPIPCL_API int MPIX_Pbuf_prepare(MPI_Request request)
     if (request == MPI_REQUEST_NULL) {
         return MPI_SUCCESS;
     }
-    Request* r = HandleRegistry::instance().find(request);
-    if (r == nullptr) {
+    HandleRegistry::Ref r = HandleRegistry::instance().acquire(request);
+    if (!r) {
         return raise_error(mpipcl::default_error_comm(), error_code(ErrId::WrongKind),
                            "MPIX_Pbuf_prepare");
     }

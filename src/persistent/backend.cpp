@@ -8,56 +8,69 @@
 
 namespace mpipcl::persistent {
 
-using requests::Agreement;
-using requests::Kind;
-using requests::Request;
-
 namespace {
-Layout layout_of(const Agreement& a)
+PartitionMap map_of(const Agreement& a)
 {
-    return make_layout(a.send_partitions, a.send_part_bytes, a.recv_elem_bytes, a.messages);
+    return make_partition_map(a.send_partitions, a.send_part_bytes, a.recv_elem_bytes,
+                              a.messages);
 }
 
 int checked_int(std::int64_t n)
 {
     if (n > INT_MAX) {
-        throw Error(ErrId::BadCount, "an internal message exceeds INT_MAX elements; "
-                                     "raise mpipcl_messages");
+        throw Error(ErrId::BadCount,
+                    "an internal message exceeds INT_MAX elements; raise mpipcl_messages");
     }
     return static_cast<int>(n);
 }
+
+/// @p base + @p bytes as an address: also right for MPI_BOTTOM (a null base with absolute
+/// displacements in the datatype), where pointer arithmetic on null would be undefined.
+void* offset_address(void* base, std::int64_t bytes)
+{
+    return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(base) +
+                                   static_cast<std::uintptr_t>(bytes));
+}
 }  // namespace
 
-int tags_needed(const Agreement& a) { return layout_of(a).messages(); }
-
-std::unique_ptr<requests::Backend> create(Request& req, const Agreement& a, MPI_Comm comm)
+Offer make_offer(const Endpoint& ep, const RequestOptions& opts)
 {
-    return std::make_unique<PersistentBackend>(req, a, comm);
+    Offer o;
+    o.backend = BackendKind::Persistent;
+    o.messages = opts.messages > 0 ? opts.messages
+                                   : auto_messages(ep.partitions, ep.total_bytes(),
+                                                   config().min_message_bytes,
+                                                   config().max_messages);
+    return o;
 }
 
-PersistentBackend::PersistentBackend(Request& req, const Agreement& a, MPI_Comm comm)
-    : send_(req.kind() == Kind::Send), layout_(layout_of(a))
+int tags_needed(const Agreement& a) { return map_of(a).messages(); }
+
+std::unique_ptr<Backend> create(const Endpoint& ep, const Agreement& a, MPI_Comm comm)
 {
-    const auto& ep = req.endpoint();
-    const int m_count = layout_.messages();
+    return std::make_unique<PersistentBackend>(ep, a, comm);
+}
+
+PersistentBackend::PersistentBackend(const Endpoint& ep, const Agreement& a, MPI_Comm comm)
+    : send_(ep.kind == Kind::Send), map_(map_of(a))
+{
+    const int m_count = map_.messages();
     reqs_.assign(m_count, MPI_REQUEST_NULL);
-    auto* base = static_cast<char*>(ep.buf);
     try {
         if (send_) {
             part_msg_.resize(ep.partitions);
             remaining_ = std::make_unique<std::atomic<int>[]>(m_count);
-            next_ = std::make_unique<std::atomic<int>[]>(m_count);
+            ready_.resize(m_count);
             for (int m = 0; m < m_count; ++m) {
-                const int p0 = layout_.part_begin[m];
-                const int p1 = layout_.part_begin[m + 1];
+                const int p0 = map_.part_begin[m];
+                const int p1 = map_.part_begin[m + 1];
                 for (int p = p0; p < p1; ++p) {
                     part_msg_[p] = m;
                 }
                 const std::int64_t elems =
-                    layout_.total_bytes == 0 ? 0 : static_cast<std::int64_t>(p1 - p0) * ep.count;
-                char* ptr = base == nullptr
-                                ? nullptr
-                                : base + static_cast<MPI_Aint>(p0) * ep.count * ep.extent;
+                    map_.total_bytes == 0 ? 0 : static_cast<std::int64_t>(p1 - p0) * ep.count;
+                void* ptr = offset_address(ep.buf, static_cast<std::int64_t>(p0) * ep.count *
+                                                       ep.extent);
                 MPIPCL_CHECK_MPI(PMPI_Send_init(ptr, checked_int(elems), ep.datatype,
                                                 ep.peer_world, a.tag_base + m, comm, &reqs_[m]));
             }
@@ -67,18 +80,18 @@ PersistentBackend::PersistentBackend(Request& req, const Agreement& a, MPI_Comm 
             for (int m = 0; m < m_count; ++m) {
                 std::int64_t first_elem = 0;
                 std::int64_t elems = 0;
-                if (layout_.total_bytes != 0) {
-                    first_elem = layout_.begin[m] / ep.elem_bytes;
-                    elems = (layout_.begin[m + 1] - layout_.begin[m]) / ep.elem_bytes;
+                if (map_.total_bytes != 0) {
+                    first_elem = map_.begin[m] / ep.elem_bytes;
+                    elems = (map_.begin[m + 1] - map_.begin[m]) / ep.elem_bytes;
                 }
-                char* ptr = base == nullptr ? nullptr : base + first_elem * ep.extent;
+                void* ptr = offset_address(ep.buf, first_elem * ep.extent);
                 MPIPCL_CHECK_MPI(PMPI_Recv_init(ptr, checked_int(elems), ep.datatype,
                                                 ep.peer_world, a.tag_base + m, comm, &reqs_[m]));
             }
             first_.resize(ep.partitions);
             last_.resize(ep.partitions);
             for (int p = 0; p < ep.partitions; ++p) {
-                recv_partition_messages(layout_, ep.part_bytes(), p, &first_[p], &last_[p]);
+                covering_ranges(map_.begin, ep.part_bytes(), p, &first_[p], &last_[p]);
             }
         }
     } catch (...) {
@@ -103,15 +116,15 @@ void PersistentBackend::free_requests() noexcept
     }
 }
 
-void PersistentBackend::start()
+void PersistentBackend::start(std::uint64_t /*round*/)
 {
-    const int m_count = layout_.messages();
+    const int m_count = map_.messages();
     if (send_) {
         for (int m = 0; m < m_count; ++m) {
-            remaining_[m].store(layout_.part_begin[m + 1] - layout_.part_begin[m],
+            remaining_[m].store(map_.part_begin[m + 1] - map_.part_begin[m],
                                 std::memory_order_relaxed);
         }
-        head_.store(-1, std::memory_order_relaxed);
+        ready_.reset();
         started_.store(0, std::memory_order_relaxed);
         flush_error_.store(MPI_SUCCESS, std::memory_order_relaxed);
         return;
@@ -128,35 +141,24 @@ void PersistentBackend::partition_ready(int p) noexcept
     const int m = part_msg_[p];
     // sync: acq_rel chains every Pready thread's buffer writes to the one that sees zero.
     if (remaining_[m].fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        push_ready(m);
+        ready_.push(m);
     }
-}
-
-void PersistentBackend::push_ready(int m) noexcept
-{
-    int h = head_.load(std::memory_order_relaxed);
-    do {
-        next_[m].store(h, std::memory_order_relaxed);
-        // sync: release publishes next_[m] and the partition data to the flusher's acquire.
-    } while (!head_.compare_exchange_weak(h, m, std::memory_order_release,
-                                          std::memory_order_relaxed));
 }
 
 void PersistentBackend::flush() noexcept
 {
     constexpr int kBatch = 64;
     MPI_Request batch[kBatch];
-    // sync: acquire pairs with push_ready's release; one flusher at a time (draining_).
-    while (head_.load(std::memory_order_acquire) != -1) {
-        if (draining_.exchange(true, std::memory_order_acquire)) {
-            return;  // the current flusher re-checks head_ after it lets go
-        }
-        int h = head_.exchange(-1, std::memory_order_acq_rel);
+    int h = -1;
+    if (!ready_.try_begin(&h)) {
+        return;  // nothing queued, or another thread drains (and takes what we queued)
+    }
+    do {
         while (h != -1) {
             int n = 0;
             while (h != -1 && n < kBatch) {
                 batch[n++] = reqs_[h];
-                h = next_[h].load(std::memory_order_relaxed);
+                h = ready_.next(h);
             }
             const int rc = PMPI_Startall(n, batch);
             if (rc != MPI_SUCCESS) {
@@ -165,8 +167,7 @@ void PersistentBackend::flush() noexcept
             // sync: release so the engine's Testall sees the started requests.
             started_.fetch_add(n, std::memory_order_release);
         }
-        draining_.store(false, std::memory_order_release);
-    }
+    } while (ready_.next_batch(&h));
 }
 
 bool PersistentBackend::arrived(int p) const noexcept
@@ -182,12 +183,13 @@ bool PersistentBackend::arrived(int p) const noexcept
 
 bool PersistentBackend::progress()
 {
-    const int m_count = layout_.messages();
+    const int m_count = map_.messages();
     if (send_) {
         flush();
         if (const int rc = flush_error_.load(std::memory_order_relaxed); rc != MPI_SUCCESS) {
             throw Error(rc, "starting an internal send failed");
         }
+        // sync: acquire pairs with flush()'s release: every counted request was started.
         if (started_.load(std::memory_order_acquire) < m_count) {
             return false;
         }
@@ -211,12 +213,12 @@ bool PersistentBackend::progress()
     return arrived_count_ == m_count;
 }
 
-void PersistentBackend::abort_round()
+void PersistentBackend::abort_round() noexcept
 {
     if (send_) {
         return;
     }
-    for (int m = 0; m < layout_.messages(); ++m) {
+    for (int m = 0; m < map_.messages(); ++m) {
         if (arrived_[m].load(std::memory_order_relaxed) == 0) {
             PMPI_Cancel(&reqs_[m]);
             PMPI_Wait(&reqs_[m], MPI_STATUS_IGNORE);

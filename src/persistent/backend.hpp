@@ -6,51 +6,62 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
-#include "persistent/layout.hpp"
-#include "requests/request.hpp"
+#include "common/backend.hpp"
+#include "common/partition_map.hpp"
+#include "common/ready_queue.hpp"
 
 namespace mpipcl::persistent {
 
-/// Data tags the receiver must reserve for agreement @p a.
-int tags_needed(const requests::Agreement& a);
+/// Automatic message count: one per send partition, but no message below @p min_bytes and at
+/// most @p cap messages.
+inline int auto_messages(int send_partitions, std::int64_t total_bytes, std::int64_t min_bytes,
+                         int cap)
+{
+    const std::int64_t by_size = min_bytes > 0 ? total_bytes / min_bytes : send_partitions;
+    const std::int64_t m = std::min<std::int64_t>({send_partitions, by_size, cap});
+    return static_cast<int>(std::max<std::int64_t>(1, m));
+}
 
-/// Builds the backend for @p req; creates its internal persistent requests. Throws Error.
-std::unique_ptr<requests::Backend> create(requests::Request& req, const requests::Agreement& a,
-                                          MPI_Comm comm);
+/// The sender's Setup for this backend (the message count it asks for).
+Offer make_offer(const Endpoint& ep, const RequestOptions& opts);
 
-class PersistentBackend final : public requests::Backend {
+/// Data tags the receiver must reserve for agreement @p a (a.messages resolved).
+int tags_needed(const Agreement& a);
+
+/// Builds the backend; creates its internal persistent requests on @p comm. Throws Error.
+std::unique_ptr<Backend> create(const Endpoint& ep, const Agreement& a, MPI_Comm comm);
+
+class PersistentBackend final : public Backend {
    public:
-    PersistentBackend(requests::Request& req, const requests::Agreement& a, MPI_Comm comm);
+    PersistentBackend(const Endpoint& ep, const Agreement& a, MPI_Comm comm);
     ~PersistentBackend() override;
 
-    void start() override;
+    void start(std::uint64_t round) override;
     void partition_ready(int p) noexcept override;
     void flush() noexcept override;
     bool arrived(int p) const noexcept override;
     bool progress() override;
-    void abort_round() override;
-    int tags_used() const noexcept override { return layout_.messages(); }
+    void abort_round() noexcept override;
+    int tags_used() const noexcept override { return map_.messages(); }
 
    private:
-    void push_ready(int m) noexcept;
     void free_requests() noexcept;
 
     const bool send_;
-    Layout layout_;
+    PartitionMap map_;
     std::vector<MPI_Request> reqs_;  ///< one persistent request per internal message
 
-    // Sender: partition -> message, per-message countdown, and a lock-free stack of messages
-    // whose partitions are all ready (pushed by Pready threads, drained by one flusher).
+    // Sender: partition -> message, per-message countdown, and the queue of messages whose
+    // partitions are all ready (pushed by Pready threads, drained by one flusher).
     std::vector<int> part_msg_;
     std::unique_ptr<std::atomic<int>[]> remaining_;
-    std::unique_ptr<std::atomic<int>[]> next_;
-    std::atomic<int> head_{-1};
-    std::atomic<bool> draining_{false};
+    ReadyQueue ready_;
     std::atomic<int> started_{0};
     std::atomic<int> flush_error_{MPI_SUCCESS};
 

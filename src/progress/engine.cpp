@@ -7,22 +7,18 @@
 #include <algorithm>
 #include <chrono>
 
+#include "common/backoff.hpp"
 #include "common/config.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
-#include "persistent/backend.hpp"
+#include "progress/backends.hpp"
 #include "progress/comm_info.hpp"
-#include "requests/registry.hpp"
-#include "rma/rma.hpp"
 
 namespace mpipcl::progress {
 
-using requests::Agreement;
-using requests::Kind;
-using requests::Pairing;
-
 namespace {
-/// Error ids travel as ErrId+1 (codes registered at run time may differ between processes).
+/// Errors travel as ErrId+1 (codes registered at run time may differ between processes), or
+/// as minus the MPI error class for codes of the MPI library (same library on both sides).
 std::int32_t encode_error(int code)
 {
     for (int i = 0; i < static_cast<int>(ErrId::Count_); ++i) {
@@ -30,11 +26,18 @@ std::int32_t encode_error(int code)
             return i + 1;
         }
     }
-    return static_cast<std::int32_t>(ErrId::Internal) + 1;
+    int cls = MPI_ERR_INTERN;
+    if (PMPI_Error_class(code, &cls) != MPI_SUCCESS || cls == MPI_SUCCESS) {
+        cls = MPI_ERR_INTERN;
+    }
+    return -cls;
 }
 int decode_error(std::int32_t e)
 {
-    if (e <= 0 || e > static_cast<int>(ErrId::Count_)) {
+    if (e < 0) {
+        return -e;
+    }
+    if (e == 0 || e > static_cast<int>(ErrId::Count_)) {
         return error_code(ErrId::Internal);
     }
     return error_code(static_cast<ErrId>(e - 1));
@@ -82,7 +85,11 @@ void Engine::init()
     PMPI_Query_thread(&provided);
     thread_multiple_ = provided == MPI_THREAD_MULTIPLE;
     comm_info_init();
-    rma::init(comm_);  // collective, like the dup above: every process is in MPI_Init*
+    int size = 1;
+    PMPI_Comm_size(comm_, &size);
+    sent_to_.assign(size, 0);
+    recv_from_.assign(size, 0);
+    backends::init(comm_);  // collective, like the dup above: every process is in MPI_Init*
     stop_ = false;
     initialized_.store(true, std::memory_order_release);
     MPIPCL_LOG(Debug, "engine up: thread level %d, tag ub %d", provided, flag ? *tag_ub : -1);
@@ -103,11 +110,7 @@ void Engine::finalize()
     }
     thread_running_.store(false, std::memory_order_release);
     std::lock_guard<std::mutex> lk(mu_);
-    if (ctrl_posted_) {
-        PMPI_Cancel(&ctrl_req_);
-        PMPI_Wait(&ctrl_req_, MPI_STATUS_IGNORE);
-        ctrl_posted_ = false;
-    }
+    drain_ctrl_locked();
     for (auto& o : outgoing_) {
         PMPI_Wait(&o.req, MPI_STATUS_IGNORE);
     }
@@ -117,113 +120,103 @@ void Engine::finalize()
     matched_.clear();
     sends_.clear();
     recvs_.clear();
-    for (auto& r : active_) {
-        r->in_active_list = false;
+    for (auto& t : active_) {
+        t->in_active_list = false;
     }
     active_.clear();
-    requests::HandleRegistry::instance().for_each(
-        [](Request& r) { r.release_backend_locked(); });
-    rma::finalize();
+    for (auto& [id, t] : all_) {
+        t->release_backend_locked();
+    }
+    all_.clear();
+    backends::finalize();
     PMPI_Comm_free(&comm_);
     comm_info_finalize();
     initialized_.store(false, std::memory_order_release);
 }
 
-void Engine::add(const std::shared_ptr<Request>& req)
+void Engine::add(const TransferPtr& t)
 {
     {
         std::lock_guard<std::mutex> lk(mu_);
         post_ctrl_recv_locked();
-        const auto& ep = req->endpoint();
-        if (req->kind() == Kind::Send) {
-            sends_[req->id()] = req;
+        all_[t->id()] = t;
+        const Endpoint& ep = t->endpoint();
+        pending_pairs_.fetch_add(1, std::memory_order_relaxed);
+        if (t->kind() == Kind::Send) {
+            sends_[t->id()] = t;
+            const Offer o = backends::offer(ep, t->options());
             CtrlMsg m{};
             m.type = MsgType::Setup;
             m.tag = ep.tag;
             m.comm_key = ep.comm_key;
-            m.send_id = req->id();
+            m.send_id = t->id();
             m.part_bytes = ep.part_bytes();
             m.elem_bytes = ep.elem_bytes;
             m.partitions = ep.partitions;
-            BackendKind backend = req->options().backend;
-            if (backend == BackendKind::Rma && !rma::can_send(*req)) {
-                MPIPCL_LOG(Info, "the send datatype cannot be flattened for MPI_Put: asking "
-                                 "for the persistent backend");
-                backend = BackendKind::Persistent;
-            }
-            m.backend = static_cast<std::int32_t>(backend);
-            // rma: 0 = one put unit per send partition (the receiver computes the automatic
-            // persistent count if it falls back).
-            m.messages = req->options().messages > 0 ? req->options().messages
-                         : backend == BackendKind::Rma
-                             ? 0
-                             : persistent::auto_messages(ep.partitions, ep.total_bytes(),
-                                                         config().min_message_bytes,
-                                                         config().max_messages);
-            m.extra[0] = static_cast<std::uint64_t>(req->options().notify);
-            pending_pairs_.fetch_add(1, std::memory_order_relaxed);
+            m.backend = static_cast<std::int32_t>(o.backend);
+            m.messages = o.messages;
+            std::copy(std::begin(o.extra), std::end(o.extra), std::begin(m.extra));
             send_ctrl_locked(ep.peer_world, m);
         } else {
-            pending_pairs_.fetch_add(1, std::memory_order_relaxed);
-            match_or_queue_locked(req, MatchKey{ep.comm_key, ep.peer_world, ep.tag}, false);
+            match_or_queue_locked(t, MatchKey{ep.comm_key, ep.peer_world, ep.tag}, false);
         }
         start_thread_locked();
     }
     wake();
 }
 
-void Engine::start(const std::shared_ptr<Request>& req)
+void Engine::start(const TransferPtr& t)
 {
     {
         std::lock_guard<std::mutex> lk(mu_);
-        req->begin_round_locked();
-        if (auto m = matched_.find(req->id()); m != matched_.end()) {
+        t->begin_round_locked();
+        if (t->null_peer()) {
+            return;
+        }
+        if (auto m = matched_.find(t->id()); m != matched_.end()) {
             const Setup setup = m->second;
             matched_.erase(m);
-            pair_recv_locked(req, setup);
-        } else if (req->kind() == Kind::Recv && req->backend() != nullptr &&
-                   !req->round_complete()) {
-            send_ready_locked(*req);
+            pair_recv_locked(t, setup);
+        } else if (t->kind() == Kind::Recv && t->backend() != nullptr && !t->round_complete()) {
+            send_ready_locked(*t);
         }
-        if (!req->round_complete()) {
-            activate_locked(req);
+        if (!t->round_complete()) {
+            activate_locked(t);
         }
     }
     wake();
 }
 
-void Engine::start_local(Request& req)
+void Engine::remove(const TransferPtr& t)
 {
     std::lock_guard<std::mutex> lk(mu_);
-    req.begin_round_locked();
-}
-
-void Engine::remove(const std::shared_ptr<Request>& req)
-{
-    std::lock_guard<std::mutex> lk(mu_);
-    const auto& ep = req->endpoint();
-    const Pairing pairing = req->pairing();
-    if (req->kind() == Kind::Send) {
-        sends_.erase(req->id());
+    if (t->null_peer()) {
+        return;
+    }
+    all_.erase(t->id());
+    const Endpoint& ep = t->endpoint();
+    const Pairing pairing = t->pairing();
+    if (t->kind() == Kind::Send) {
+        sends_.erase(t->id());
         if (pairing == Pairing::Unpaired) {
             pending_pairs_.fetch_sub(1, std::memory_order_relaxed);
         }
-        if (!req->ever_started() && pairing != Pairing::Failed) {
+        if (!t->ever_started() && pairing != Pairing::Failed) {
             // Withdraw the Setup so it cannot pair with (and starve) a later receive.
             CtrlMsg m{};
             m.type = MsgType::Cancel;
             m.tag = ep.tag;
             m.comm_key = ep.comm_key;
-            m.send_id = req->id();
+            m.send_id = t->id();
             send_ctrl_locked(ep.peer_world, m);
         }
-    } else if (auto m = matched_.find(req->id()); m != matched_.end()) {
+    } else if (auto m = matched_.find(t->id()); m != matched_.end()) {
         // Never started: its Setup goes to the next receive in line, as if it never existed.
         const Setup setup = m->second;
         matched_.erase(m);
         recvs_.erase({setup.src, setup.msg.send_id});
         const MatchKey key{ep.comm_key, ep.peer_world, ep.tag};
-        std::shared_ptr<Request> next;
+        TransferPtr next;
         if (pop_front(unmatched_, key, &next)) {
             match_locked(next, setup);
         } else {
@@ -235,34 +228,39 @@ void Engine::remove(const std::shared_ptr<Request>& req)
         auto it = unmatched_.find(key);
         if (it != unmatched_.end()) {
             auto& q = it->second;
-            q.erase(std::remove(q.begin(), q.end(), req), q.end());
+            q.erase(std::remove(q.begin(), q.end(), t), q.end());
             if (q.empty()) {
                 unmatched_.erase(it);
             }
         }
     } else {
-        recvs_.erase({ep.peer_world, req->peer_id});
+        recvs_.erase({ep.peer_world, t->peer_id});
     }
-    release_tags_locked(*req);
-    if (req->in_active_list) {
-        active_.erase(std::remove(active_.begin(), active_.end(), req), active_.end());
-        req->in_active_list = false;
+    release_tags_locked(*t);
+    if (t->in_active_list) {
+        active_.erase(std::remove(active_.begin(), active_.end(), t), active_.end());
+        t->in_active_list = false;
         active_count_.fetch_sub(1, std::memory_order_relaxed);
     }
-    req->release_backend_locked();
+    t->release_backend_locked();
 }
 
-bool Engine::progress() noexcept
+bool Engine::progress(bool wait) noexcept
 {
-    // Called by application threads only (the progress thread uses progress_pass).
+    // Called by application threads only (the progress thread uses pass()).
     // sync: relaxed — only a hint for the progress thread to stand down.
     last_user_progress_.store(now_ns(), std::memory_order_relaxed);
-    return progress_pass();
+    std::unique_lock<std::mutex> lk(mu_, std::defer_lock);
+    if (wait) {
+        lk.lock();
+    } else if (!lk.try_lock()) {
+        return false;
+    }
+    return pass(lk);
 }
 
-bool Engine::progress_pass() noexcept
+bool Engine::pass(std::unique_lock<std::mutex>& lk) noexcept
 {
-    std::unique_lock<std::mutex> lk(mu_, std::try_to_lock);
     if (!lk.owns_lock() || !initialized()) {
         return false;
     }
@@ -289,6 +287,7 @@ void Engine::progress_locked()
             }
             ctrl_posted_ = false;
             const CtrlMsg msg = ctrl_buf_;
+            ++recv_from_[st.MPI_SOURCE];
             post_ctrl_recv_locked();
             handle_ctrl_locked(msg, st.MPI_SOURCE);
         }
@@ -304,7 +303,13 @@ void Engine::progress_locked()
         }
     }
     for (std::size_t i = 0; i < active_.size();) {
-        if (active_[i]->progress_locked()) {
+        int failed = MPI_SUCCESS;
+        bool done = active_[i]->progress_locked(&failed);
+        if (failed != MPI_SUCCESS) {
+            fail_pair_locked(*active_[i], failed);
+            done = true;
+        }
+        if (done) {
             active_[i]->in_active_list = false;
             active_[i] = std::move(active_.back());
             active_.pop_back();
@@ -330,6 +335,7 @@ void Engine::send_ctrl_locked(int dest, const CtrlMsg& msg)
     Outgoing o{std::make_unique<CtrlMsg>(msg), MPI_REQUEST_NULL};
     MPIPCL_CHECK_MPI(
         PMPI_Isend(o.msg.get(), sizeof(CtrlMsg), MPI_BYTE, dest, kCtrlTag, comm_, &o.req));
+    ++sent_to_[dest];
     outgoing_.push_back(std::move(o));
 }
 
@@ -338,7 +344,7 @@ void Engine::handle_ctrl_locked(const CtrlMsg& msg, int src)
     switch (msg.type) {
         case MsgType::Setup: {
             MatchKey key{msg.comm_key, src, msg.tag};
-            std::shared_ptr<Request> recv;
+            TransferPtr recv;
             if (pop_front(unmatched_, key, &recv)) {
                 match_locked(recv, Setup{msg, src});
             } else {
@@ -359,12 +365,15 @@ void Engine::handle_ctrl_locked(const CtrlMsg& msg, int src)
             }
             break;
         }
+        case MsgType::Abort:
+            handle_abort_locked(msg, src);
+            break;
         default:
             MPIPCL_LOG(Error, "unknown control message %d from %d", static_cast<int>(msg.type), src);
     }
 }
 
-void Engine::match_or_queue_locked(const std::shared_ptr<Request>& recv, const MatchKey& key,
+void Engine::match_or_queue_locked(const TransferPtr& recv, const MatchKey& key,
                                    bool first_in_line)
 {
     Setup setup{};
@@ -377,7 +386,7 @@ void Engine::match_or_queue_locked(const std::shared_ptr<Request>& recv, const M
     }
 }
 
-void Engine::match_locked(const std::shared_ptr<Request>& recv, const Setup& setup)
+void Engine::match_locked(const TransferPtr& recv, const Setup& setup)
 {
     pending_pairs_.fetch_sub(1, std::memory_order_relaxed);
     recv->peer_id = setup.msg.send_id;
@@ -392,9 +401,9 @@ void Engine::match_locked(const std::shared_ptr<Request>& recv, const Setup& set
     }
 }
 
-void Engine::pair_recv_locked(const std::shared_ptr<Request>& recv, const Setup& setup)
+void Engine::pair_recv_locked(const TransferPtr& recv, const Setup& setup)
 {
-    const auto& ep = recv->endpoint();
+    const Endpoint& ep = recv->endpoint();
     Agreement a;
     a.send_partitions = setup.msg.partitions;
     a.send_part_bytes = setup.msg.part_bytes;
@@ -428,8 +437,8 @@ void Engine::pair_recv_locked(const std::shared_ptr<Request>& recv, const Setup&
                    static_cast<long long>(send_total), static_cast<long long>(recv_total));
     } else {
         try {
-            recv->pair_locked(a, make_backend_locked(*recv, a));
-            // make_backend_locked may have settled differently (rma -> persistent fallback).
+            recv->pair_locked(a, backends::create(ep, recv->options(), &a, &tags_, comm_));
+            // The factory may have settled differently (rma -> persistent fallback).
             reply.tag_base = recv->agreement().tag_base;
             reply.messages = recv->agreement().messages;
             reply.backend = static_cast<std::int32_t>(recv->agreement().backend);
@@ -447,13 +456,13 @@ void Engine::pair_recv_locked(const std::shared_ptr<Request>& recv, const Setup&
                static_cast<unsigned long long>(recv->id()),
                static_cast<unsigned long long>(setup.msg.send_id), setup.src, reply.tag_base, err);
     send_ctrl_locked(setup.src, reply);
-    if (recv->is_active() && !recv->round_complete()) {
+    if (!recv->round_complete()) {
         send_ready_locked(*recv);
         activate_locked(recv);
     }
 }
 
-void Engine::send_ready_locked(Request& recv)
+void Engine::send_ready_locked(Transfer& recv)
 {
     CtrlMsg m{};
     m.type = MsgType::Ready;
@@ -469,7 +478,7 @@ void Engine::handle_reply_locked(const CtrlMsg& msg)
     if (it == sends_.end()) {
         return;  // freed meanwhile
     }
-    auto req = it->second;
+    TransferPtr req = it->second;
     if (req->pairing() != Pairing::Unpaired) {
         return;
     }
@@ -482,7 +491,7 @@ void Engine::handle_reply_locked(const CtrlMsg& msg)
         req->fail_locked(decode_error(msg.error));
         return;
     }
-    const auto& ep = req->endpoint();
+    const Endpoint& ep = req->endpoint();
     Agreement a;
     a.send_partitions = ep.partitions;
     a.send_part_bytes = ep.part_bytes();
@@ -495,12 +504,13 @@ void Engine::handle_reply_locked(const CtrlMsg& msg)
     a.backend = static_cast<BackendKind>(msg.backend);
     std::copy(std::begin(msg.extra), std::end(msg.extra), std::begin(a.peer_extra));
     try {
-        req->pair_locked(a, make_backend_locked(*req, a));
+        req->pair_locked(a, backends::create(ep, req->options(), &a, &tags_, comm_));
     } catch (const Error& e) {
+        // The receiver accepted and waits for data: tell it, or its Wait never returns.
         MPIPCL_LOG(Warn, "cannot set up the send: %s", e.what());
-        req->fail_locked(e.code());
+        fail_pair_locked(*req, e.code());
     }
-    if (req->is_active() && !req->round_complete()) {
+    if (!req->round_complete()) {
         activate_locked(req);
     }
 }
@@ -527,7 +537,7 @@ void Engine::handle_cancel_locked(const CtrlMsg& msg, int src)
     }
     // The receive was paired with a send that was freed before it ever started: unpair it
     // and give it to the next Setup, as if the send had never existed.
-    auto recv = r->second;
+    TransferPtr recv = r->second;
     MPIPCL_LOG(Debug, "send %llu of rank %d cancelled: unpairing recv %llu",
                static_cast<unsigned long long>(msg.send_id), src,
                static_cast<unsigned long long>(recv->id()));
@@ -540,44 +550,94 @@ void Engine::handle_cancel_locked(const CtrlMsg& msg, int src)
     match_or_queue_locked(recv, key, true);
 }
 
-std::unique_ptr<requests::Backend> Engine::make_backend_locked(Request& req, Agreement& a)
+void Engine::fail_pair_locked(Transfer& t, int code)
 {
-    if (a.backend == BackendKind::Rma) {
-        if (auto b = rma::create(req, a)) {
-            return b;
-        }
-        a.backend = BackendKind::Persistent;  // receiver: this buffer/datatype cannot use RMA
+    const bool tell = t.pairing() == Pairing::Paired || t.kind() == Kind::Send;
+    t.fail_locked(code);
+    if (!tell || t.peer_id == 0) {
+        return;
     }
-    if (a.messages <= 0) {
-        a.messages = persistent::auto_messages(a.send_partitions,
-                                               a.send_part_bytes * a.send_partitions,
-                                               config().min_message_bytes, config().max_messages);
-    }
-    if (req.kind() == Kind::Recv) {
-        const int n = persistent::tags_needed(a);
-        a.tag_base = tags_.allocate(n);
-        if (a.tag_base < 0) {
-            throw Error(ErrId::Internal, "out of data tags on the private communicator");
+    CtrlMsg m{};
+    m.type = MsgType::Abort;
+    m.send_id = t.kind() == Kind::Send ? t.id() : t.peer_id;
+    m.recv_id = t.kind() == Kind::Send ? t.peer_id : t.id();
+    m.error = encode_error(code);
+    send_ctrl_locked(t.endpoint().peer_world, m);
+}
+
+void Engine::handle_abort_locked(const CtrlMsg& msg, int src)
+{
+    TransferPtr t;
+    if (auto s = sends_.find(msg.send_id); s != sends_.end()) {
+        if (s->second->peer_id == msg.recv_id && s->second->endpoint().peer_world == src) {
+            t = s->second;
         }
     }
-    try {
-        return persistent::create(req, a, comm_);
-    } catch (...) {
-        if (req.kind() == Kind::Recv) {
-            tags_.release(a.tag_base);
+    if (!t) {
+        if (auto r = recvs_.find({src, msg.send_id}); r != recvs_.end()) {
+            t = r->second;
         }
-        throw;
+    }
+    if (!t || t->pairing() == Pairing::Failed) {
+        return;  // freed meanwhile, or already failed
+    }
+    const int code = decode_error(msg.error);
+    MPIPCL_LOG(Info, "the peer (rank %d) of request %llu failed: error %d", src,
+               static_cast<unsigned long long>(t->id()), code);
+    matched_.erase(t->id());  // a never-started receive: the pair is dead before it began
+    t->fail_locked(code);
+}
+
+void Engine::drain_ctrl_locked()
+{
+    // Every control message another process sent here is received before MPI_Finalize, so
+    // the MPI library never finds one unmatched (MPICH/UCX warns about those). Finalize is
+    // collective: exchange how many each process sent to each other, then receive the rest.
+    const int n = static_cast<int>(sent_to_.size());
+    std::vector<std::uint64_t> expected(n, 0);
+    if (PMPI_Alltoall(sent_to_.data(), 1, MPI_UINT64_T, expected.data(), 1, MPI_UINT64_T,
+                      comm_) != MPI_SUCCESS) {
+        MPIPCL_LOG(Warn, "finalize: cannot count the pending control messages");
+        expected = recv_from_;
+    }
+    Backoff backoff(20, 1000);
+    for (;;) {
+        int missing = 0;
+        for (int p = 0; p < n; ++p) {
+            missing += recv_from_[p] < expected[p];
+        }
+        if (missing == 0) {
+            break;
+        }
+        post_ctrl_recv_locked();
+        int flag = 0;
+        MPI_Status st;
+        if (PMPI_Test(&ctrl_req_, &flag, &st) != MPI_SUCCESS) {
+            break;
+        }
+        if (flag) {
+            ++recv_from_[st.MPI_SOURCE];  // dropped: the application is finalizing
+            ctrl_posted_ = false;
+            backoff.reset();
+        } else {
+            backoff.pause();
+        }
+    }
+    if (ctrl_posted_) {
+        PMPI_Cancel(&ctrl_req_);
+        PMPI_Wait(&ctrl_req_, MPI_STATUS_IGNORE);
+        ctrl_posted_ = false;
     }
 }
 
-void Engine::release_tags_locked(Request& req)
+void Engine::release_tags_locked(Transfer& t)
 {
-    if (req.kind() == Kind::Recv && req.backend() != nullptr && req.backend()->tags_used() > 0) {
-        tags_.release(req.agreement().tag_base);
+    if (t.kind() == Kind::Recv && t.backend() != nullptr && t.backend()->tags_used() > 0) {
+        tags_.release(t.agreement().tag_base);
     }
 }
 
-void Engine::activate_locked(const std::shared_ptr<Request>& req)
+void Engine::activate_locked(const TransferPtr& req)
 {
     if (!req->in_active_list) {
         req->in_active_list = true;
@@ -641,7 +701,8 @@ void Engine::thread_main()
             busy.reset();
             continue;
         }
-        if (progress_pass()) {
+        std::unique_lock<std::mutex> lk(mu_, std::try_to_lock);
+        if (pass(lk)) {
             busy.reset();
         } else {
             busy.pause();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The progress engine: the private communicator, the control channel (handshake and
-// matching in init order), the list of active requests, and the optional progress thread.
+// matching in init order, Ready, Cancel and Abort notices), the list of running transfers,
+// and the optional progress thread.
 #pragma once
 
 #include <mpi.h>
@@ -17,42 +18,39 @@
 #include <unordered_map>
 #include <vector>
 
-#include "progress/backoff.hpp"
 #include "progress/protocol.hpp"
 #include "progress/tags.hpp"
-#include "requests/request.hpp"
+#include "progress/transfer.hpp"
 
 namespace mpipcl::progress {
-
-using requests::Request;
 
 class Engine {
    public:
     static Engine& instance();
 
-    /// In MPI_Init*: private communicator, error codes, configuration.
+    /// In MPI_Init*: private communicator, error codes, configuration, backend resources.
     void init();
-    /// In MPI_Finalize, before PMPI_Finalize: stops the thread, frees every internal MPI object
-    /// (also those of requests the application never freed).
+    /// In MPI_Finalize, before PMPI_Finalize (collective): stops the thread, receives every
+    /// control message still addressed to this process, frees every internal MPI object (also
+    /// those of requests the application never freed).
     void finalize();
     bool initialized() const { return initialized_.load(std::memory_order_acquire); }
     /// MPI calls from threads other than the user's calling thread are allowed.
     bool thread_multiple() const { return thread_multiple_; }
-    MPI_Comm comm() const { return comm_; }
-    int world_rank() const { return rank_; }
 
-    /// New request (registered by the caller): sends the Setup or queues it for matching.
-    void add(const std::shared_ptr<Request>& req);
-    /// MPI_Start on one of ours (request inactive).
-    void start(const std::shared_ptr<Request>& req);
-    /// MPI_Start on a request whose peer is MPI_PROC_NULL: completes at once.
-    void start_local(Request& req);
-    /// MPI_Request_free on one of ours (request inactive): withdraws it from matching.
-    void remove(const std::shared_ptr<Request>& req);
+    /// New transfer with a real peer: sends its Setup or queues it for matching.
+    void add(const std::shared_ptr<Transfer>& t);
+    /// MPI_Start (the request is inactive and nobody else is inside it).
+    void start(const std::shared_ptr<Transfer>& t);
+    /// MPI_Request_free (inactive, nobody else inside): withdraws it from matching, releases
+    /// its backend and data tags.
+    void remove(const std::shared_ptr<Transfer>& t);
 
-    /// One bounded, non-blocking pass; returns immediately if another thread is in it.
-    /// Returns true if something happened. Never throws.
-    bool progress() noexcept;
+    /// One bounded pass from an application thread. @p wait: take the engine lock even when
+    /// another thread holds it (MPI_Test/Wait must see every completed transfer); otherwise
+    /// return at once when another thread is in a pass. Returns true if something happened.
+    /// Never throws.
+    bool progress(bool wait = false) noexcept;
     std::uint64_t next_id() { return next_id_.fetch_add(1, std::memory_order_relaxed); }
 
    private:
@@ -74,8 +72,9 @@ class Engine {
         std::unique_ptr<CtrlMsg> msg;
         MPI_Request req;
     };
+    using TransferPtr = std::shared_ptr<Transfer>;
 
-    bool progress_pass() noexcept;
+    bool pass(std::unique_lock<std::mutex>& lk) noexcept;
     void progress_locked();
     static std::int64_t now_ns();
     void post_ctrl_recv_locked();
@@ -83,20 +82,22 @@ class Engine {
     void handle_ctrl_locked(const CtrlMsg& msg, int src);
     /// Pairs @p recv with the oldest unexpected Setup for @p key, or queues it (at the front
     /// when it was already first in line before an unpairing).
-    void match_or_queue_locked(const std::shared_ptr<Request>& recv, const MatchKey& key,
-                               bool first_in_line);
+    void match_or_queue_locked(const TransferPtr& recv, const MatchKey& key, bool first_in_line);
     /// Matches @p recv with @p setup (init order); pairs at once if it was ever started.
-    void match_locked(const std::shared_ptr<Request>& recv, const Setup& setup);
+    void match_locked(const TransferPtr& recv, const Setup& setup);
     /// Builds the receive's backend, reserves its data tags and sends the Reply.
-    void pair_recv_locked(const std::shared_ptr<Request>& recv, const Setup& setup);
+    void pair_recv_locked(const TransferPtr& recv, const Setup& setup);
     void handle_reply_locked(const CtrlMsg& msg);
     /// Tells a paired receive's sender that round recv.round() has started (MsgType::Ready).
-    void send_ready_locked(Request& recv);
+    void send_ready_locked(Transfer& recv);
     void handle_cancel_locked(const CtrlMsg& msg, int src);
-    void activate_locked(const std::shared_ptr<Request>& req);
-    /// Builds the backend; on the receiver also reserves the data tags (sets a.tag_base).
-    std::unique_ptr<requests::Backend> make_backend_locked(Request& req, requests::Agreement& a);
-    void release_tags_locked(Request& req);
+    /// The pair of @p t failed after pairing: fails @p t and tells the peer (MsgType::Abort).
+    void fail_pair_locked(Transfer& t, int code);
+    void handle_abort_locked(const CtrlMsg& msg, int src);
+    void activate_locked(const TransferPtr& t);
+    void release_tags_locked(Transfer& t);
+    /// MPI_Finalize: receives (and drops) every control message other processes sent here.
+    void drain_ctrl_locked();
     void start_thread_locked();
     void thread_main();
     void wake();
@@ -113,14 +114,17 @@ class Engine {
     CtrlMsg ctrl_buf_{};
     MPI_Request ctrl_req_ = MPI_REQUEST_NULL;
     std::vector<Outgoing> outgoing_;
+    std::vector<std::uint64_t> sent_to_;    ///< control messages sent, per private rank
+    std::vector<std::uint64_t> recv_from_;  ///< control messages received, per private rank
     std::map<MatchKey, std::deque<Setup>> unexpected_;
-    std::map<MatchKey, std::deque<std::shared_ptr<Request>>> unmatched_;
-    std::unordered_map<std::uint64_t, std::shared_ptr<Request>> sends_;  // by send id
-    std::map<std::pair<int, std::uint64_t>, std::shared_ptr<Request>> recvs_;  // (src, send id)
+    std::map<MatchKey, std::deque<TransferPtr>> unmatched_;
+    std::unordered_map<std::uint64_t, TransferPtr> all_;    // every live transfer, by id
+    std::unordered_map<std::uint64_t, TransferPtr> sends_;  // by send id
+    std::map<std::pair<int, std::uint64_t>, TransferPtr> recvs_;  // (src, send id)
     std::unordered_map<std::uint64_t, Setup> matched_;  // never-started receive id -> its Setup
-    std::vector<std::shared_ptr<Request>> active_;
+    std::vector<TransferPtr> active_;
     TagAllocator tags_;
-    std::atomic<int> pending_pairs_{0};  // requests waiting for their peer
+    std::atomic<int> pending_pairs_{0};  // transfers waiting for their peer
     std::atomic<int> active_count_{0};
 
     std::thread thread_;
@@ -131,8 +135,8 @@ class Engine {
     std::atomic<bool> thread_running_{false};
     std::mutex wake_mu_;
     std::condition_variable wake_cv_;
-    bool stop_ = false;        // guarded by wake_mu_
-    bool wake_flag_ = false;   // guarded by wake_mu_
+    bool stop_ = false;       // guarded by wake_mu_
+    bool wake_flag_ = false;  // guarded by wake_mu_
 };
 
 }  // namespace mpipcl::progress

@@ -14,6 +14,7 @@ enum class MsgType : std::int32_t {
     Reply = 2,      ///< receiver -> sender, at the receive's first Start: accepted or error
     Cancel = 3,     ///< sender -> receiver: a never-started send request was freed
     Ready = 5,      ///< receiver -> sender: round extra[0] has started (buffer writable)
+    Abort = 6,      ///< either way, after pairing: the pair failed with error (sticky)
 };
 
 /// Fixed-size, trivially copyable; both sides run the same binary layout (same library).
@@ -29,7 +30,7 @@ struct CtrlMsg {
     std::int32_t backend;      ///< BackendKind asked for (Setup) / agreed (Reply)
     std::int32_t messages;     ///< requested internal messages, 0 = automatic
     std::int32_t tag_base;     ///< Reply: first data tag
-    std::int32_t error;        ///< Reply: MPI error code, 0 = accepted
+    std::int32_t error;        ///< Reply, Abort: encoded error (ErrId+1), 0 = accepted
     std::int32_t reserved;
     /// Backend data. Setup: [0] NotifyMode asked for; Reply: the rma target description
     /// (rma::TargetInfo); Ready: [0] the round the receiver started.

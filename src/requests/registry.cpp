@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Handle registry.
+// Handle registry and the per-request reference count behind the lifetime rule.
 #include "requests/registry.hpp"
 
 #include <cstring>
+
+#include "common/backoff.hpp"
 
 namespace mpipcl::requests {
 
@@ -10,6 +12,29 @@ HandleRegistry& HandleRegistry::instance()
 {
     static HandleRegistry* reg = new HandleRegistry();  // outlives static destructors
     return *reg;
+}
+
+HandleRegistry::Ref& HandleRegistry::Ref::operator=(Ref&& o) noexcept
+{
+    if (this != &o) {
+        reset();
+        slot_ = o.slot_;
+        req_ = o.req_;
+        o.slot_ = nullptr;
+        o.req_ = nullptr;
+    }
+    return *this;
+}
+
+void HandleRegistry::Ref::reset() noexcept
+{
+    if (slot_ != nullptr) {
+        // sync: release: everything this holder did inside the request happens before the
+        // closer's (or starter's) acquire load that sees the count drop.
+        slot_->refs.fetch_sub(1, std::memory_order_release);
+        slot_ = nullptr;
+    }
+    req_ = nullptr;
 }
 
 std::uintptr_t HandleRegistry::key_of(MPI_Request h) noexcept
@@ -29,19 +54,18 @@ std::size_t HandleRegistry::hash(std::uintptr_t k) noexcept
     return static_cast<std::size_t>(x);
 }
 
-Request* HandleRegistry::find(MPI_Request h) const noexcept
+HandleRegistry::Slot* HandleRegistry::find_slot(std::uintptr_t k) const noexcept
 {
-    // sync: acquire pairs with the release publication of a table and of its slots.
+    // sync: acquire pairs with the release publication of a table and of its entries.
     const Table* t = table_.load(std::memory_order_acquire);
     if (t == nullptr) {
         return nullptr;
     }
-    const std::uintptr_t k = key_of(h);
     const std::size_t limit = max_probe_.load(std::memory_order_acquire);
     for (std::size_t i = hash(k) & t->mask, n = 0; n <= limit; i = (i + 1) & t->mask, ++n) {
-        const std::uintptr_t s = t->slots[i].key.load(std::memory_order_acquire);
+        const std::uintptr_t s = t->entries[i].key.load(std::memory_order_acquire);
         if (s == k) {
-            return t->slots[i].value.load(std::memory_order_acquire);
+            return t->entries[i].slot.load(std::memory_order_acquire);
         }
         if (s == kEmpty) {
             return nullptr;
@@ -50,24 +74,42 @@ Request* HandleRegistry::find(MPI_Request h) const noexcept
     return nullptr;
 }
 
-std::shared_ptr<Request> HandleRegistry::shared(MPI_Request h) const
+HandleRegistry::Ref HandleRegistry::acquire(MPI_Request h, bool* closing) const noexcept
 {
-    std::lock_guard<std::mutex> lk(mu_);
-    auto it = owners_.find(key_of(h));
-    return it == owners_.end() ? nullptr : it->second;
+    if (closing != nullptr) {
+        *closing = false;
+    }
+    const std::uintptr_t k = key_of(h);
+    Slot* s = find_slot(k);
+    if (s == nullptr) {
+        return {};
+    }
+    // sync: seq_cst increment, then seq_cst check of the closing bit (set by close() with a
+    // seq_cst RMW before it reads the count): either close() sees our reference and waits for
+    // it, or we see kClosing and back off. The slot is type-stable, so touching it is safe
+    // even when it was closed and reused meanwhile; the key check below catches that.
+    const std::uint32_t w = s->refs.fetch_add(1);
+    if ((w & kClosing) != 0 || s->key.load() != k) {
+        s->refs.fetch_sub(1, std::memory_order_release);
+        if (closing != nullptr) {
+            *closing = (w & kClosing) != 0;
+        }
+        return {};
+    }
+    return Ref(s, s->req.load(std::memory_order_acquire));
 }
 
-void HandleRegistry::put_locked(Table& t, std::uintptr_t k, Request* r)
+void HandleRegistry::put_locked(Table& t, std::uintptr_t k, Slot* s)
 {
     for (std::size_t i = hash(k) & t.mask, n = 0;; i = (i + 1) & t.mask, ++n) {
-        const std::uintptr_t s = t.slots[i].key.load(std::memory_order_relaxed);
-        if (s == kEmpty || s == kTomb) {
+        const std::uintptr_t e = t.entries[i].key.load(std::memory_order_relaxed);
+        if (e == kEmpty || e == kTomb) {
             if (n > max_probe_.load(std::memory_order_relaxed)) {
                 max_probe_.store(n, std::memory_order_release);
             }
-            t.slots[i].value.store(r, std::memory_order_relaxed);
-            // sync: release makes the value visible before the key that readers match on.
-            t.slots[i].key.store(k, std::memory_order_release);
+            t.entries[i].slot.store(s, std::memory_order_relaxed);
+            // sync: release makes the slot visible before the key that readers match on.
+            t.entries[i].key.store(k, std::memory_order_release);
             return;
         }
     }
@@ -76,65 +118,109 @@ void HandleRegistry::put_locked(Table& t, std::uintptr_t k, Request* r)
 void HandleRegistry::grow_locked()
 {
     std::size_t cap = 16;
-    while (cap < 4 * (owners_.size() + 1)) {
+    while (cap < 4 * (entries_ + 1)) {
         cap *= 2;
     }
     auto t = std::make_unique<Table>(cap);
-    for (const auto& [k, r] : owners_) {
-        put_locked(*t, k, r.get());
+    if (const Table* old = table_.load(std::memory_order_relaxed)) {
+        for (std::size_t i = 0; i <= old->mask; ++i) {
+            const std::uintptr_t k = old->entries[i].key.load(std::memory_order_relaxed);
+            if (k != kEmpty && k != kTomb) {
+                put_locked(*t, k, old->entries[i].slot.load(std::memory_order_relaxed));
+            }
+        }
     }
     table_.store(t.get(), std::memory_order_release);
     tables_.push_back(std::move(t));
 }
 
-void HandleRegistry::insert(MPI_Request h, std::shared_ptr<Request> req)
+void HandleRegistry::insert(MPI_Request h, Request* req)
 {
     std::lock_guard<std::mutex> lk(mu_);
     const std::uintptr_t k = key_of(h);
-    Request* raw = req.get();
-    owners_[k] = std::move(req);
-    Table* t = table_.load(std::memory_order_relaxed);
-    if (t == nullptr || 2 * owners_.size() > t->mask + 1) {
-        grow_locked();  // copies the new entry too
+    Slot* s = nullptr;
+    if (!free_.empty()) {
+        s = free_.back();
+        free_.pop_back();
+        // Late readers of the slot's previous life may still be backing off (count > 0 with
+        // kClosing): wait for them before reopening it.
+        std::uint32_t expected = kClosing;
+        Backoff b(20, 100);
+        while (!s->refs.compare_exchange_weak(expected, 0)) {
+            expected = kClosing;
+            b.pause();
+        }
     } else {
-        put_locked(*t, k, raw);
+        s = &slots_.emplace_back();
+    }
+    s->req.store(req, std::memory_order_relaxed);
+    s->key.store(k, std::memory_order_release);
+    Table* t = table_.load(std::memory_order_relaxed);
+    if (t == nullptr || 2 * (entries_ + 1) > t->mask + 1) {
+        ++entries_;
+        grow_locked();  // copies the old entries; the new one follows
+        put_locked(*table_.load(std::memory_order_relaxed), k, s);
+    } else {
+        ++entries_;
+        put_locked(*t, k, s);
     }
     live_.fetch_add(1, std::memory_order_relaxed);
 }
 
-std::shared_ptr<Request> HandleRegistry::erase(MPI_Request h)
+void HandleRegistry::erase_locked(std::uintptr_t k)
 {
-    std::lock_guard<std::mutex> lk(mu_);
-    const std::uintptr_t k = key_of(h);
-    auto it = owners_.find(k);
-    if (it == owners_.end()) {
-        return nullptr;
-    }
-    auto req = std::move(it->second);
-    owners_.erase(it);
     // Tombstone the key in every generation so no late reader of an old table finds it.
     const std::size_t limit = max_probe_.load(std::memory_order_relaxed);
     for (auto& t : tables_) {
         for (std::size_t i = hash(k) & t->mask, n = 0; n <= limit; i = (i + 1) & t->mask, ++n) {
-            const std::uintptr_t s = t->slots[i].key.load(std::memory_order_relaxed);
-            if (s == k) {
-                t->slots[i].key.store(kTomb, std::memory_order_release);
+            const std::uintptr_t e = t->entries[i].key.load(std::memory_order_relaxed);
+            if (e == k) {
+                t->entries[i].key.store(kTomb, std::memory_order_release);
                 break;
             }
-            if (s == kEmpty) {
+            if (e == kEmpty) {
                 break;
             }
         }
     }
-    live_.fetch_sub(1, std::memory_order_relaxed);
-    return req;
 }
 
-void HandleRegistry::for_each(const std::function<void(Request&)>& fn)
+bool HandleRegistry::close(Ref& ref) noexcept
 {
-    std::lock_guard<std::mutex> lk(mu_);
-    for (auto& [k, r] : owners_) {
-        fn(*r);
+    Slot* s = ref.slot_;
+    std::uint32_t w = s->refs.load();
+    do {
+        if ((w & kClosing) != 0) {
+            return false;
+        }
+        // sync: seq_cst, see acquire().
+    } while (!s->refs.compare_exchange_weak(w, w | kClosing));
+    Backoff b(20, 100);
+    // sync: seq_cst load after the seq_cst RMW above (see acquire()); acquires the other
+    // holders' releases.
+    while ((s->refs.load() & ~kClosing) > 1) {
+        b.pause();
+    }
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        const std::uintptr_t k = s->key.load(std::memory_order_relaxed);
+        erase_locked(k);
+        --entries_;
+        s->key.store(0);
+        s->req.store(nullptr, std::memory_order_relaxed);
+        free_.push_back(s);
+        live_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    ref.reset();  // our own count; kClosing stays until insert() reopens the slot
+    return true;
+}
+
+void HandleRegistry::wait_sole(const Ref& ref) noexcept
+{
+    Backoff b(20, 100);
+    // sync: acquire pairs with Ref::reset's release.
+    while ((ref.slot_->refs.load(std::memory_order_acquire) & ~kClosing) > 1) {
+        b.pause();
     }
 }
 

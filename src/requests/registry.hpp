@@ -1,62 +1,107 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Maps user MPI_Request handles to our requests. Lookups are lock-free (open addressing over
-// atomics); inserts and erases take a mutex. The empty-registry check is one relaxed load.
+// Maps user MPI_Request handles to our requests and counts who is inside each one.
+// Lookups are lock-free (open addressing over atomics); inserts and closes take a mutex. The
+// empty-registry check is one relaxed load.
 #pragma once
 
 #include <mpi.h>
 
 #include <atomic>
 #include <cstdint>
-#include <functional>
+#include <deque>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
-
-#include "requests/request.hpp"
 
 namespace mpipcl::requests {
 
+class Request;
+
 class HandleRegistry {
+    struct Slot;
+
    public:
+    /// A counted reference on a live request: while any Ref is held the request is neither
+    /// freed nor restarted (MPI_Request_free and MPI_Start wait for the others to let go).
+    /// Move-only; empty when the handle is not ours.
+    class Ref {
+       public:
+        Ref() = default;
+        Ref(Ref&& o) noexcept : slot_(o.slot_), req_(o.req_) { o.slot_ = nullptr; }
+        Ref& operator=(Ref&& o) noexcept;
+        Ref(const Ref&) = delete;
+        Ref& operator=(const Ref&) = delete;
+        ~Ref() { reset(); }
+        explicit operator bool() const noexcept { return req_ != nullptr; }
+        Request* get() const noexcept { return req_; }
+        Request* operator->() const noexcept { return req_; }
+        Request& operator*() const noexcept { return *req_; }
+        void reset() noexcept;
+
+       private:
+        friend class HandleRegistry;
+        Ref(Slot* s, Request* r) : slot_(s), req_(r) {}
+        Slot* slot_ = nullptr;
+        Request* req_ = nullptr;
+    };
+
     static HandleRegistry& instance();
 
     /// No partitioned request exists: wrappers go straight to PMPI.
     bool empty() const noexcept { return live_.load(std::memory_order_relaxed) == 0; }
-    /// Lock-free. The pointer stays valid until the request is freed by the user.
-    Request* find(MPI_Request h) const noexcept;
-    std::shared_ptr<Request> shared(MPI_Request h) const;
-    void insert(MPI_Request h, std::shared_ptr<Request> req);
-    /// Removes @p h (before the handle is given back to MPI: MPI reuses values at once).
-    std::shared_ptr<Request> erase(MPI_Request h);
-    /// Calls @p fn on every live request (MPI_Finalize).
-    void for_each(const std::function<void(Request&)>& fn);
+    /// Lock-free. An empty Ref when @p h is not a live request of ours; *closing (if given) is
+    /// then true when @p h is ours but being freed right now.
+    Ref acquire(MPI_Request h, bool* closing = nullptr) const noexcept;
+    /// Registers @p req (owned by the caller) under @p h. Throws std::bad_alloc.
+    void insert(MPI_Request h, Request* req);
+    /// MPI_Request_free: stops new acquires of @p ref's request, waits (with back-off, no lock
+    /// held) until @p ref is the only reference left, then removes its handle (before the handle
+    /// goes back to MPI, which reuses values at once). @p ref is empty afterwards and the
+    /// request is the caller's to destroy. False when another thread is already freeing it.
+    bool close(Ref& ref) noexcept;
+    /// MPI_Start: waits (with back-off) until @p ref is the only reference to its request, so
+    /// no thread of the previous round is still inside it.
+    static void wait_sole(const Ref& ref) noexcept;
+    /// Number of live requests.
+    int size() const noexcept { return live_.load(std::memory_order_relaxed); }
 
    private:
+    /// Type-stable: slots are never freed, only reused, so a reader that found one may always
+    /// touch its counter, then checks it is still the request it looked up.
     struct Slot {
+        std::atomic<std::uint32_t> refs{0};  ///< references held; kClosing when freeing
+        std::atomic<std::uintptr_t> key{0};  ///< handle it belongs to (0 = none)
+        std::atomic<Request*> req{nullptr};
+    };
+    struct Entry {
         std::atomic<std::uintptr_t> key{0};
-        std::atomic<Request*> value{nullptr};
+        std::atomic<Slot*> slot{nullptr};
     };
     struct Table {
-        explicit Table(std::size_t cap) : mask(cap - 1), slots(new Slot[cap]) {}
+        explicit Table(std::size_t cap) : mask(cap - 1), entries(new Entry[cap]) {}
         std::size_t mask;
-        std::unique_ptr<Slot[]> slots;
+        std::unique_ptr<Entry[]> entries;
     };
+    static constexpr std::uint32_t kClosing = 0x80000000u;
     static constexpr std::uintptr_t kEmpty = 0;
     static constexpr std::uintptr_t kTomb = 1;
 
     static std::uintptr_t key_of(MPI_Request h) noexcept;
     static std::size_t hash(std::uintptr_t k) noexcept;
-    void put_locked(Table& t, std::uintptr_t k, Request* r);
+    Slot* find_slot(std::uintptr_t k) const noexcept;
+    void put_locked(Table& t, std::uintptr_t k, Slot* s);
     void grow_locked();
+    void erase_locked(std::uintptr_t k);
 
     std::atomic<Table*> table_{nullptr};
     /// All generations, kept for late readers; tables only double, so this is < 2x the current.
     std::vector<std::unique_ptr<Table>> tables_;
-    /// Longest probe any insert used: a lookup that misses stops there (erased slots become
+    /// Longest probe any insert used: a lookup that misses stops there (erased entries become
     /// tombstones that later inserts reuse, so chains stay short without rebuilding).
     std::atomic<std::size_t> max_probe_{0};
-    std::unordered_map<std::uintptr_t, std::shared_ptr<Request>> owners_;
+    std::deque<Slot> slots_;     ///< every slot ever made (stable addresses)
+    std::vector<Slot*> free_;    ///< closed slots, reused by insert
+    std::size_t entries_ = 0;    ///< live handles in the table
     std::atomic<int> live_{0};
     mutable std::mutex mu_;
 };

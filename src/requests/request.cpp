@@ -2,103 +2,197 @@
 // The request state machine: rounds, Pready/Parrived checks, completion and statuses.
 #include "requests/request.hpp"
 
+#include "common/backoff.hpp"
 #include "common/error.hpp"
-#include "progress/backoff.hpp"
+#include "progress/backends.hpp"
+#include "progress/comm_info.hpp"
 #include "progress/engine.hpp"
+#include "requests/registry.hpp"
 
 namespace mpipcl::requests {
 
 using progress::Engine;
+using progress::Pairing;
+using progress::Transfer;
 
-Request::Request(Kind kind, const Endpoint& ep, const RequestOptions& opts, std::uint64_t id)
-    : kind_(kind), ep_(ep), opts_(opts), id_(id)
+namespace {
+/// The library's own handle on @p type: a duplicate for derived types (the user may free
+/// theirs right after init), the type itself for named ones. *owned says which.
+MPI_Datatype own_type(MPI_Datatype type, bool* owned)
 {
-    if (kind_ == Kind::Send) {
-        part_state_ = std::make_unique<std::atomic<std::uint8_t>[]>(ep_.partitions);
-        for (int i = 0; i < ep_.partitions; ++i) {
-            part_state_[i].store(0, std::memory_order_relaxed);
-        }
+    int ni = 0;
+    int na = 0;
+    int nd = 0;
+    int combiner = MPI_COMBINER_NAMED;
+    MPIPCL_CHECK_MPI(PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner));
+    *owned = combiner != MPI_COMBINER_NAMED;
+    if (!*owned) {
+        return type;
     }
+    MPI_Datatype dup = MPI_DATATYPE_NULL;
+    MPIPCL_CHECK_MPI(PMPI_Type_dup(type, &dup));
+    return dup;
+}
+}  // namespace
+
+void Request::create(const InitArgs& args, MPI_Request* handle)
+{
+    Engine& engine = Engine::instance();
+    Endpoint ep;
+    ep.kind = args.kind;
+    ep.buf = const_cast<void*>(args.buf);
+    ep.partitions = args.partitions;
+    ep.count = args.count;
+    ep.peer = args.peer;
+    ep.tag = args.tag;
+    ep.comm = args.comm;
+    ep.elem_bytes = args.type_size;
+    ep.extent = args.extent;
+    if (args.peer != MPI_PROC_NULL) {
+        ep.comm_key = progress::comm_key(args.comm);
+        ep.peer_world = progress::world_rank_of(args.comm, args.peer);
+    }
+    bool owned = false;
+    ep.datatype = own_type(args.datatype, &owned);
+    std::shared_ptr<Transfer> t;
+    try {
+        t = std::make_shared<Transfer>(ep, args.options, engine.next_id(), owned);
+    } catch (...) {
+        if (owned) {
+            PMPI_Type_free(&ep.datatype);
+        }
+        throw;
+    }
+    // A handle minted by MPI cannot collide with any live MPI request.
+    MPI_Request h = MPI_REQUEST_NULL;
+    MPIPCL_CHECK_MPI(PMPI_Recv_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, &h));
+    auto req = std::make_unique<Request>(t, h);
+    auto& reg = HandleRegistry::instance();
+    try {
+        reg.insert(h, req.get());
+    } catch (...) {
+        PMPI_Request_free(&h);
+        throw;
+    }
+    try {
+        if (!t->null_peer()) {
+            engine.add(t);
+        }
+    } catch (...) {
+        HandleRegistry::Ref ref = reg.acquire(h);
+        reg.close(ref);
+        PMPI_Request_free(&h);
+        throw;
+    }
+    req.release();  // owned by the registry entry until MPI_Request_free
+    *handle = h;
+}
+
+Request::Request(std::shared_ptr<Transfer> t, MPI_Request handle)
+    : t_(std::move(t)), handle_(handle)
+{
 }
 
 Request::~Request() = default;
 
+int Request::start() noexcept
+{
+    Engine& engine = Engine::instance();
+    if (!engine.initialized()) {
+        return error_code(ErrId::NotInitialized);
+    }
+    if (!state_.begin_start()) {
+        return error_code(ErrId::ActiveRequest);
+    }
+    try {
+        engine.start(t_);
+    } catch (const Error& e) {
+        state_.abort_start();
+        return e.code();
+    } catch (const std::bad_alloc&) {
+        state_.abort_start();
+        return MPI_ERR_NO_MEM;
+    } catch (...) {
+        state_.abort_start();
+        return MPI_ERR_INTERN;
+    }
+    state_.end_start();
+    return MPI_SUCCESS;
+}
+
 int Request::pready(int partition, bool flush) noexcept
 {
-    if (kind_ != Kind::Send) {
+    if (kind() != Kind::Send) {
         return error_code(ErrId::WrongKind);
     }
-    if (state() != State::Active) {
+    if (!is_active()) {
         return error_code(ErrId::NotStarted);
     }
-    if (partition < 0 || partition >= ep_.partitions) {
+    if (partition < 0 || partition >= endpoint().partitions) {
         return error_code(ErrId::BadPartition);
     }
-    std::uint8_t expected = 0;
-    // sync: seq_cst pairs with pair_locked's store of ready_backend_ and its scan (Dekker):
-    // either we see the backend, or the scan sees our 1, so the partition is counted once.
-    if (!part_state_[partition].compare_exchange_strong(expected, 1)) {
-        return error_code(ErrId::DuplicatePready);
+    if (!Engine::instance().initialized()) {
+        return error_code(ErrId::NotInitialized);
     }
-    if (Backend* b = ready_backend_.load()) {
-        count_partition(b, partition);
-        if (flush && Engine::instance().thread_multiple()) {
-            b->flush();
-        }
+    if (const int rc = t_->mark_ready(partition); rc != MPI_SUCCESS) {
+        return rc;
+    }
+    if (flush) {
+        flush_ready();
     }
     return MPI_SUCCESS;
 }
 
 void Request::flush_ready() noexcept
 {
-    Backend* b = ready_backend_.load(std::memory_order_acquire);
-    if (b != nullptr && Engine::instance().thread_multiple()) {
-        b->flush();
-    }
-}
-
-void Request::count_partition(Backend* b, int p) noexcept
-{
-    std::uint8_t expected = 1;
-    if (part_state_[p].compare_exchange_strong(expected, 2)) {
-        b->partition_ready(p);
+    if (Engine::instance().thread_multiple()) {
+        t_->flush();
     }
 }
 
 int Request::parrived(int partition, int* flag) noexcept
 {
-    if (kind_ != Kind::Recv) {
+    if (kind() != Kind::Recv) {
         return error_code(ErrId::WrongKind);
     }
-    if (partition < 0 || partition >= ep_.partitions) {
+    if (partition < 0 || partition >= endpoint().partitions) {
         return error_code(ErrId::BadPartition);
     }
-    if (state() != State::Active || round_complete()) {
-        *flag = 1;
+    if (!Engine::instance().initialized()) {
+        return error_code(ErrId::NotInitialized);
+    }
+    if (!is_active()) {
+        *flag = 1;  // null or inactive: true (MPI-4.0 4.2.2)
         return MPI_SUCCESS;
     }
-    Backend* b = ready_backend_.load(std::memory_order_acquire);
-    if (b != nullptr && b->arrived(partition)) {
-        *flag = 1;
-        return MPI_SUCCESS;
+    for (int pass = 0; pass < 2; ++pass) {
+        if (t_->round_complete()) {
+            // A failed round has not delivered its data: report its error, never "arrived".
+            *flag = t_->round_error() == MPI_SUCCESS ? 1 : 0;
+            return t_->round_error();
+        }
+        if (t_->arrived(partition)) {
+            *flag = 1;
+            return MPI_SUCCESS;
+        }
+        if (pass == 0) {
+            // Not known yet: drive progress ourselves so a Parrived-only loop terminates.
+            Engine::instance().progress();
+        }
     }
-    // Not known yet: drive progress ourselves so a Parrived-only loop terminates.
-    Engine::instance().progress();
-    b = ready_backend_.load(std::memory_order_acquire);
-    *flag = round_complete() || (b != nullptr && b->arrived(partition));
+    *flag = 0;
     return MPI_SUCCESS;
 }
 
 bool Request::try_complete(MPI_Status* status, int* err) noexcept
 {
     *err = MPI_SUCCESS;
-    if (state() == State::Active) {
+    if (is_active()) {
         if (!peek(status)) {
             return false;
         }
-        State expected = State::Active;
-        if (state_.compare_exchange_strong(expected, State::Inactive)) {
-            *err = round_error_;
+        if (state_.complete()) {
+            *err = t_->round_error();
             return true;
         }
         // Another thread completed it meanwhile (erroneous use): report it as inactive.
@@ -109,13 +203,15 @@ bool Request::try_complete(MPI_Status* status, int* err) noexcept
 
 bool Request::peek(MPI_Status* status) noexcept
 {
-    if (state() != State::Active) {
+    if (!is_active()) {
         set_empty_status(status);
         return true;
     }
-    if (!round_complete()) {
-        Engine::instance().progress();
-        if (!round_complete()) {
+    if (!t_->round_complete()) {
+        // Wait for the engine lock rather than skip: once the data is there, one MPI_Test
+        // must see the round complete even while another thread is inside the engine.
+        Engine::instance().progress(true);
+        if (!t_->round_complete()) {
             return false;
         }
     }
@@ -125,17 +221,17 @@ bool Request::peek(MPI_Status* status) noexcept
 
 int Request::prepare() noexcept
 {
-    if (state() != State::Active) {
+    if (!is_active()) {
         return error_code(ErrId::NotStarted);
     }
     Engine& engine = Engine::instance();
-    if (kind_ == Kind::Recv || null_peer()) {
+    if (kind() == Kind::Recv || t_->null_peer()) {
         engine.progress();  // the Ready for this round left at Start (or leaves at pairing)
         return MPI_SUCCESS;
     }
-    progress::Backoff b = progress::user_wait_backoff();
-    while (peer_ready_round() < round() && !round_complete() &&
-           pairing() != Pairing::Failed) {
+    Backoff b = user_wait_backoff();
+    while (t_->peer_ready_round() < t_->round() && !t_->round_complete() &&
+           t_->pairing() != Pairing::Failed) {
         if (engine.progress()) {
             b.reset();
         } else {
@@ -145,26 +241,45 @@ int Request::prepare() noexcept
     return MPI_SUCCESS;
 }
 
+int Request::release() noexcept
+{
+    Engine& engine = Engine::instance();
+    if (!engine.initialized()) {
+        return MPI_SUCCESS;  // finalize already released the backend
+    }
+    try {
+        engine.remove(t_);
+    } catch (const Error& e) {
+        return e.code();
+    } catch (...) {
+        return MPI_ERR_INTERN;
+    }
+    return MPI_SUCCESS;
+}
+
 void Request::fill_status(MPI_Status* status) const noexcept
 {
     if (status == MPI_STATUS_IGNORE) {
         return;
     }
-    if (kind_ == Kind::Send) {
+    const int err = t_->round_error();
+    if (kind() == Kind::Send) {
         set_empty_status(status);
-        status->MPI_ERROR = round_error_;
+        status->MPI_ERROR = err;
         return;
     }
-    status->MPI_SOURCE = ep_.peer;
-    status->MPI_TAG = null_peer() ? MPI_ANY_TAG : ep_.tag;
-    status->MPI_ERROR = round_error_;
+    const Endpoint& ep = endpoint();
+    status->MPI_SOURCE = ep.peer;
+    status->MPI_TAG = t_->null_peer() ? MPI_ANY_TAG : ep.tag;
+    status->MPI_ERROR = err;
     // Set as bytes: MPI_Get_count(datatype) then yields whole receive elements, and
     // MPI_Get_elements the basic elements, for derived datatypes too.
-    const MPI_Count bytes =
-        null_peer() || round_error_ != MPI_SUCCESS ? 0 : ep_.total_bytes();
+    const MPI_Count bytes = t_->null_peer() || err != MPI_SUCCESS ? 0 : ep.total_bytes();
     PMPI_Status_set_elements_x(status, MPI_BYTE, bytes);
     PMPI_Status_set_cancelled(status, 0);
 }
+
+BackendKind settle_backend(RequestOptions* opts) { return progress::backends::resolve(opts); }
 
 void set_empty_status(MPI_Status* status) noexcept
 {
@@ -176,107 +291,6 @@ void set_empty_status(MPI_Status* status) noexcept
     status->MPI_ERROR = MPI_SUCCESS;
     PMPI_Status_set_elements_x(status, MPI_BYTE, 0);
     PMPI_Status_set_cancelled(status, 0);
-}
-
-// ---- engine side ----
-
-void Request::begin_round_locked()
-{
-    if (kind_ == Kind::Send) {
-        for (int i = 0; i < ep_.partitions; ++i) {
-            part_state_[i].store(0, std::memory_order_relaxed);
-        }
-    }
-    round_error_ = MPI_SUCCESS;
-    complete_.store(false, std::memory_order_relaxed);
-    // sync: relaxed; published with the Active store below.
-    round_.store(round_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    ever_started_ = true;
-    const int sticky = error_.load(std::memory_order_relaxed);
-    if (null_peer() || sticky != MPI_SUCCESS) {
-        round_error_ = sticky;
-        complete_.store(true, std::memory_order_relaxed);
-    } else if (backend_) {
-        backend_->start();
-    }
-    // sync: release publishes the reset flags to the threads that will call Pready.
-    state_.store(State::Active, std::memory_order_release);
-}
-
-void Request::pair_locked(const Agreement& a, std::unique_ptr<Backend> backend)
-{
-    agreement_ = a;
-    backend_ = std::move(backend);
-    pairing_.store(Pairing::Paired, std::memory_order_release);
-    if (state() == State::Active && !round_complete()) {
-        backend_->start();
-    }
-    // sync: seq_cst store, then scan (see pready): partitions marked before this point are
-    // counted here, later ones by their own Pready.
-    ready_backend_.store(backend_.get());
-    if (kind_ == Kind::Send && state() == State::Active) {
-        for (int i = 0; i < ep_.partitions; ++i) {
-            count_partition(backend_.get(), i);
-        }
-    }
-}
-
-void Request::fail_locked(int code)
-{
-    error_.store(code, std::memory_order_relaxed);
-    pairing_.store(Pairing::Failed, std::memory_order_release);
-    if (state() == State::Active && !round_complete()) {
-        round_error_ = code;
-        mark_complete_locked();
-    }
-}
-
-void Request::unpair_locked()
-{
-    if (backend_ && state() == State::Active && !round_complete()) {
-        backend_->abort_round();
-    }
-    ready_backend_.store(nullptr);
-    retired_.push_back(std::move(backend_));
-    error_.store(MPI_SUCCESS, std::memory_order_relaxed);
-    pairing_.store(Pairing::Unpaired, std::memory_order_release);
-}
-
-void Request::peer_ready_locked(std::uint64_t round)
-{
-    if (round <= peer_ready_.load(std::memory_order_relaxed)) {
-        return;
-    }
-    // sync: release pairs with prepare()'s and the backend's acquire.
-    peer_ready_.store(round, std::memory_order_release);
-    if (backend_ && state() == State::Active && !round_complete()) {
-        backend_->peer_ready();
-    }
-}
-
-bool Request::progress_locked()
-{
-    if (round_complete()) {
-        return true;
-    }
-    if (!backend_) {
-        return false;
-    }
-    try {
-        if (backend_->progress()) {
-            mark_complete_locked();
-        }
-    } catch (const Error& e) {
-        round_error_ = e.code();
-        mark_complete_locked();
-    }
-    return round_complete();
-}
-
-void Request::mark_complete_locked()
-{
-    // sync: release makes the received data and round_error_ visible to the completer.
-    complete_.store(true, std::memory_order_release);
 }
 
 }  // namespace mpipcl::requests

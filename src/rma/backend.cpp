@@ -14,10 +14,6 @@
 
 namespace mpipcl::rma {
 
-using requests::Agreement;
-using requests::Kind;
-using requests::Request;
-
 namespace {
 /// Longest block list a datatype may flatten to (16 B per block travel in the description).
 constexpr std::size_t kMaxBlocks = 16384;
@@ -80,16 +76,13 @@ RmaBackend::Attachment::~Attachment()
 
 RmaBackend::SlotLease::~SlotLease() { Window::instance().free_slots(slots); }
 
-RmaBackend::RmaBackend(Request& req, const Agreement& a)
-    : req_(req),
-      send_(req.kind() == Kind::Send),
-      win_(Window::instance().win()),
-      peer_(req.endpoint().peer_world)
+RmaBackend::RmaBackend(const Endpoint& ep, const RequestOptions& opts, const Agreement& a)
+    : ep_(ep), send_(ep.kind == Kind::Send), win_(Window::instance().win()), peer_(ep.peer_world)
 {
     if (send_) {
         init_sender(a);
     } else {
-        init_receiver(a);
+        init_receiver(opts, a);
     }
     MPIPCL_LOG(Debug, "rma %s with rank %d: %d put units, %d flags (mode %d), %s target",
                send_ ? "send" : "recv", peer_, map_.unit_count(), map_.flags(),
@@ -110,11 +103,10 @@ RmaBackend::~RmaBackend()
 
 // ---------------------------------------------------------------- receiver
 
-void RmaBackend::init_receiver(const Agreement& a)
+void RmaBackend::init_receiver(const RequestOptions& opts, const Agreement& a)
 {
-    const auto& ep = req_.endpoint();
-    mode_ =
-        resolve_mode(req_.options().notify, static_cast<NotifyMode>(a.peer_extra[0]), a.messages);
+    const Endpoint& ep = ep_;
+    mode_ = resolve_mode(opts.notify, static_cast<NotifyMode>(a.peer_extra[0]), a.messages);
     map_ = make_notify_map(a.send_partitions, a.send_part_bytes, a.recv_elem_bytes,
                            a.recv_partitions, a.recv_part_bytes, mode_, a.messages);
     Flat flat;
@@ -192,7 +184,7 @@ bool RmaBackend::arrived(int p) const noexcept
 
 void RmaBackend::init_sender(const Agreement& a)
 {
-    const auto& ep = req_.endpoint();
+    const Endpoint& ep = ep_;
     target_info_ = TargetInfo::decode(a.peer_extra);
     mode_ = target_info_.mode;
     map_ = make_notify_map(a.send_partitions, a.send_part_bytes, a.recv_elem_bytes,
@@ -218,7 +210,7 @@ void RmaBackend::init_sender(const Agreement& a)
     const int units = map_.unit_count();
     part_unit_.resize(ep.partitions);
     remaining_ = std::make_unique<std::atomic<int>[]>(units);
-    next_ = std::make_unique<std::atomic<int>[]>(units);
+    ready_.resize(units);
     for (int u = 0; u < units; ++u) {
         for (int p = map_.units.part_begin[u]; p < map_.units.part_begin[u + 1]; ++p) {
             part_unit_[p] = u;
@@ -230,50 +222,45 @@ void RmaBackend::init_sender(const Agreement& a)
     done_.reserve(map_.flags());
 }
 
-bool RmaBackend::peer_started() const { return req_.peer_ready_round() >= send_round_; }
+bool RmaBackend::peer_started() const
+{
+    // sync: seq_cst, see peer_round_ and ReadyQueue::push.
+    return peer_round_.load() >= send_round_;
+}
+
+void RmaBackend::peer_ready(std::uint64_t round) noexcept
+{
+    if (round <= peer_round_.load(std::memory_order_relaxed)) {
+        return;
+    }
+    peer_round_.store(round);  // sync: seq_cst, see peer_round_
+    flush();
+}
 
 void RmaBackend::partition_ready(int p) noexcept
 {
     const int u = part_unit_[p];
     // sync: acq_rel chains every Pready thread's buffer writes to the one that sees zero.
-    if (remaining_[u].fetch_sub(1, std::memory_order_acq_rel) != 1) {
-        return;
+    if (remaining_[u].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        ready_.push(u);
     }
-    int h = head_.load(std::memory_order_relaxed);
-    do {
-        next_[u].store(h, std::memory_order_relaxed);
-        // sync: release publishes next_[u] and the unit's data to the flusher's acquire.
-    } while (
-        !head_.compare_exchange_weak(h, u, std::memory_order_release, std::memory_order_relaxed));
 }
 
 void RmaBackend::flush() noexcept
 {
-    if (!send_) {
-        return;
+    if (!send_ || !peer_started()) {
+        return;  // units stay queued until the receiver announced this round
     }
-    // One flusher at a time. seq_cst on head_/draining_ (Dekker with partition_ready and
-    // peer_ready): a unit pushed while another thread drains is seen by that thread's re-check.
-    const int total = map_.flags();
-    for (;;) {
-        if (head_.load() == -1 || !peer_started() ||
-            flush_error_.load(std::memory_order_relaxed) != MPI_SUCCESS) {
-            return;
-        }
-        if (draining_.exchange(true)) {
-            return;
-        }
-        const int done = drain();
-        draining_.store(false);
-        if (done > 0) {
+    int h = -1;
+    if (!ready_.try_begin(&h)) {
+        return;  // nothing queued, or another thread drains (and takes what we queued)
+    }
+    do {
+        if (const int done = drain(h); done > 0) {
             // sync: release so progress() sees the completed flags only after our flushes.
-            // Once the last flag is counted the round may complete and the user may free the
-            // request at once: this must be our last access to *this.
-            if (flags_done_.fetch_add(done, std::memory_order_release) + done == total) {
-                return;
-            }
+            flags_done_.fetch_add(done, std::memory_order_release);
         }
-    }
+    } while (ready_.next_batch(&h));
 }
 
 int RmaBackend::fetch_description() noexcept
@@ -307,15 +294,14 @@ int RmaBackend::fetch_description() noexcept
         return e.code();
     }
     target_extent_ = f.extent;
-    // sync: only the flusher reads described_/target_type_ (draining_ orders them).
+    // sync: only the drainer reads described_/target_type_ (the ready queue orders drainers).
     described_.store(true, std::memory_order_relaxed);
     return MPI_SUCCESS;
 }
 
 int RmaBackend::put_bytes(std::int64_t b0, std::int64_t b1) noexcept
 {
-    const auto& ep = req_.endpoint();
-    const auto* sbuf = static_cast<const char*>(ep.buf);
+    const auto* sbuf = static_cast<const char*>(ep_.buf);
     const bool o_contig = origin_.contiguous();
     for (std::int64_t lo = b0; lo < b1; lo += piece_) {
         const std::int64_t n = std::min(piece_, b1 - lo);
@@ -347,8 +333,11 @@ int RmaBackend::put_bytes(std::int64_t b0, std::int64_t b1) noexcept
     return MPI_SUCCESS;
 }
 
-int RmaBackend::drain() noexcept
+int RmaBackend::drain(int h) noexcept
 {
+    if (flush_error_.load(std::memory_order_relaxed) != MPI_SUCCESS) {
+        return 0;  // the round failed: what is still queued is dropped
+    }
     int rc = MPI_SUCCESS;
     if (!described_.load(std::memory_order_relaxed)) {
         rc = fetch_description();
@@ -357,10 +346,8 @@ int RmaBackend::drain() noexcept
             return 0;
         }
     }
-    // sync: acq_rel takes the whole stack and the data the Pready threads published with it.
-    int h = head_.exchange(-1, std::memory_order_acq_rel);
     batch_.clear();
-    for (; h != -1; h = next_[h].load(std::memory_order_relaxed)) {
+    for (; h != -1; h = ready_.next(h)) {
         batch_.push_back(h);
     }
     if (batch_.empty()) {
@@ -424,22 +411,22 @@ int RmaBackend::drain() noexcept
 
 // ---------------------------------------------------------------- both
 
-void RmaBackend::start()
+void RmaBackend::start(std::uint64_t round)
 {
     if (!send_) {
         // sync: relaxed; published to Parrived by the request's Active store (release).
-        round_.store(req_.round(), std::memory_order_relaxed);
+        round_.store(round, std::memory_order_relaxed);
         seen_ = 0;
         return;
     }
-    send_round_ = req_.round();
+    send_round_ = round;
     for (int u = 0; u < map_.unit_count(); ++u) {
         remaining_[u].store(map_.units.part_begin[u + 1] - map_.units.part_begin[u],
                             std::memory_order_relaxed);
     }
     std::copy(map_.flag_units.begin(), map_.flag_units.end(), flag_left_.begin());
     std::fill(flag_src_.begin(), flag_src_.end(), send_round_);
-    head_.store(-1, std::memory_order_relaxed);
+    ready_.reset();
     flags_done_.store(0, std::memory_order_relaxed);
     flush_error_.store(MPI_SUCCESS, std::memory_order_relaxed);
 }
@@ -487,19 +474,30 @@ const char* unavailable_reason() noexcept
     return Window::instance().unavailable_reason().c_str();
 }
 
-bool can_send(const Request& req) noexcept
+bool can_send(const Endpoint& ep) noexcept
 {
     Flat f;
-    return available() && flatten_type(req.endpoint().datatype, kMaxBlocks, &f);
+    return available() && flatten_type(ep.datatype, kMaxBlocks, &f);
 }
 
-std::unique_ptr<requests::Backend> create(Request& req, const Agreement& a)
+Offer make_offer(const Endpoint& ep, const RequestOptions& opts)
+{
+    Offer o;
+    o.backend = BackendKind::Rma;
+    o.messages = opts.messages;  // 0: one put unit per send partition
+    o.extra[0] = static_cast<std::uint64_t>(opts.notify);
+    (void)ep;
+    return o;
+}
+
+std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts,
+                                const Agreement& a)
 {
     try {
-        return std::make_unique<RmaBackend>(req, a);
+        return std::make_unique<RmaBackend>(ep, opts, a);
     } catch (const Fallback& f) {
-        MPIPCL_LOG(Info, "rma request from rank %d uses the persistent backend: %s",
-                   req.endpoint().peer, f.why);
+        MPIPCL_LOG(Info, "rma request from rank %d uses the persistent backend: %s", ep.peer,
+                   f.why);
         return nullptr;
     }
 }

@@ -12,7 +12,8 @@
 #include <memory>
 #include <vector>
 
-#include "requests/request.hpp"
+#include "common/backend.hpp"
+#include "common/ready_queue.hpp"
 #include "rma/blocks.hpp"
 #include "rma/notify.hpp"
 #include "rma/window.hpp"
@@ -36,20 +37,20 @@ struct TargetInfo {
     static TargetInfo decode(const std::uint64_t extra[4]);
 };
 
-class RmaBackend final : public requests::Backend {
+class RmaBackend final : public Backend {
    public:
     /// Throws Error, and Fallback (receiver only).
-    RmaBackend(requests::Request& req, const requests::Agreement& a);
+    RmaBackend(const Endpoint& ep, const RequestOptions& opts, const Agreement& a);
     ~RmaBackend() override;
 
-    void start() override;
+    void start(std::uint64_t round) override;
     void partition_ready(int p) noexcept override;
     void flush() noexcept override;
     bool arrived(int p) const noexcept override;
     bool progress() override;
-    void abort_round() override {}
+    void abort_round() noexcept override {}
     int tags_used() const noexcept override { return 0; }
-    void peer_ready() noexcept override { flush(); }
+    void peer_ready(std::uint64_t round) noexcept override;
     void reply_extra(std::uint64_t extra[4]) const noexcept override { target_info_.encode(extra); }
 
    private:
@@ -65,18 +66,18 @@ class RmaBackend final : public requests::Backend {
         ~SlotLease();
     };
 
-    void init_sender(const requests::Agreement& a);
-    void init_receiver(const requests::Agreement& a);
+    void init_sender(const Agreement& a);
+    void init_receiver(const RequestOptions& opts, const Agreement& a);
     bool peer_started() const;
-    /// Puts and flushes the ready units, then their completed flags; returns the number of
-    /// flags now set (the caller publishes them in flags_done_).
-    int drain() noexcept;
+    /// Puts and flushes the units of one list taken from ready_, then their completed flags;
+    /// returns the number of flags now set (the caller publishes them in flags_done_).
+    int drain(int head) noexcept;
     /// Puts stream bytes [b0, b1) (on unit boundaries) into the receiver's buffer.
     int put_bytes(std::int64_t b0, std::int64_t b1) noexcept;
     int fetch_description() noexcept;
     std::uint64_t flag(int f) const noexcept;
 
-    requests::Request& req_;
+    const Endpoint ep_;
     const bool send_;
     MPI_Win win_;
     const int peer_;  ///< the peer's rank in the window's (private) communicator
@@ -94,7 +95,11 @@ class RmaBackend final : public requests::Backend {
     TargetInfo target_info_;
 
     // ---- sender ----
-    std::uint64_t send_round_ = 0;
+    std::uint64_t send_round_ = 0;  ///< written at start (engine), read by flushers after it
+    /// The latest round the receiver announced (its Ready); seq_cst against the ready queue
+    /// (see ReadyQueue::push): a unit queued while the gate was closed is drained by whoever
+    /// opens it.
+    std::atomic<std::uint64_t> peer_round_{0};
     Flat origin_;
     MPI_Datatype origin_type_ = MPI_BYTE;
     bool target_contig_ = true;
@@ -104,13 +109,11 @@ class RmaBackend final : public requests::Backend {
     std::int64_t piece_ = 0;  ///< largest Put (bytes) whose counts fit in an int
     std::vector<int> part_unit_;
     std::unique_ptr<std::atomic<int>[]> remaining_;  ///< per unit: partitions not yet ready
-    std::unique_ptr<std::atomic<int>[]> next_;       ///< lock-free stack of ready units
-    std::atomic<int> head_{-1};
-    std::atomic<bool> draining_{false};
+    ReadyQueue ready_;                               ///< units whose partitions are all ready
     std::atomic<bool> described_{false};  ///< target_type_ is built
     std::atomic<int> flags_done_{0};
     std::atomic<int> flush_error_{MPI_SUCCESS};
-    // Flusher-only (one flusher at a time, see draining_).
+    // Flusher-only (one drainer at a time, see ReadyQueue).
     std::vector<int> flag_left_;           ///< per flag: units not yet flushed this round
     std::vector<std::uint64_t> flag_src_;  ///< origin of flag Puts: the round, per flag
     std::vector<int> batch_;

@@ -11,8 +11,9 @@ const char* unavailable_reason() noexcept
 {
     return "this build has no RMA backend (MPIPCL_ENABLE_RMA=OFF)";
 }
-bool can_send(const requests::Request&) noexcept { return false; }
-std::unique_ptr<requests::Backend> create(requests::Request&, const requests::Agreement&)
+bool can_send(const Endpoint&) noexcept { return false; }
+Offer make_offer(const Endpoint&, const RequestOptions&) { return Offer{}; }
+std::unique_ptr<Backend> create(const Endpoint&, const RequestOptions&, const Agreement&)
 {
     return nullptr;
 }

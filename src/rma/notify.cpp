@@ -7,28 +7,12 @@
 
 namespace mpipcl::rma {
 
-namespace {
-/// Index i of the range [b[i], b[i+1]) that holds @p offset; @p b is sorted, b.size() >= 2.
-int range_of(const std::vector<std::int64_t>& b, std::int64_t offset)
-{
-    auto it = std::upper_bound(b.begin(), b.end() - 1, offset);
-    return static_cast<int>(it - b.begin()) - 1;
-}
-}  // namespace
-
-int NotifyMap::flag_of_byte(std::int64_t offset) const { return range_of(flag_begin, offset); }
+int NotifyMap::flag_of_byte(std::int64_t offset) const { return range_of_byte(flag_begin, offset); }
 
 void NotifyMap::recv_partition_flags(std::int64_t recv_part_bytes, int p, int* first,
                                      int* last) const
 {
-    if (recv_part_bytes == 0 || total_bytes == 0) {
-        *first = 0;
-        *last = flags() - 1;
-        return;
-    }
-    const std::int64_t lo = static_cast<std::int64_t>(p) * recv_part_bytes;
-    *first = flag_of_byte(lo);
-    *last = flag_of_byte(lo + recv_part_bytes - 1);
+    covering_ranges(flag_begin, recv_part_bytes, p, first, last);
 }
 
 NotifyMap make_notify_map(int send_partitions, std::int64_t send_part_bytes,
@@ -37,7 +21,7 @@ NotifyMap make_notify_map(int send_partitions, std::int64_t send_part_bytes,
 {
     NotifyMap m;
     m.total_bytes = static_cast<std::int64_t>(send_partitions) * send_part_bytes;
-    m.units = persistent::make_layout(send_partitions, send_part_bytes, recv_elem_bytes,
+    m.units = make_partition_map(send_partitions, send_part_bytes, recv_elem_bytes,
                                       messages > 0 ? messages : send_partitions);
     const int units = m.units.messages();
     if (m.total_bytes == 0) {

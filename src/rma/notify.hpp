@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "persistent/layout.hpp"
+#include "common/partition_map.hpp"
 
 namespace mpipcl::rma {
 
@@ -23,7 +23,7 @@ struct NotifyMap {
     std::int64_t total_bytes = 0;
     /// Put units: unit u is bytes [units.begin[u], units.begin[u+1]) and carries send
     /// partitions [units.part_begin[u], units.part_begin[u+1]).
-    persistent::Layout units;
+    PartitionMap units;
     /// F+1 byte offsets: flag f announces bytes [flag_begin[f], flag_begin[f+1]).
     std::vector<std::int64_t> flag_begin;
     /// Sender: the flags unit u contributes to are [unit_flag_first[u], unit_flag_last[u]].
@@ -43,7 +43,7 @@ struct NotifyMap {
 
 /// Builds the map. Put units: at most @p messages units (0 = one per send partition where
 /// legal), on send-partition boundaries that are multiples of @p recv_elem_bytes (see
-/// persistent::make_layout). Flags: @p mode. The caller guarantees equal totals:
+/// make_partition_map). Flags: @p mode. The caller guarantees equal totals:
 /// send_partitions * send_part_bytes == recv_partitions * recv_part_bytes.
 NotifyMap make_notify_map(int send_partitions, std::int64_t send_part_bytes,
                           std::int64_t recv_elem_bytes, int recv_partitions,

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// What the engine and the C facade need from the RMA backend (src/rma). Built without it
-// (MPIPCL_ENABLE_RMA=OFF), available() is false and nothing else is ever called.
+// The RMA backend's module interface (src/rma), used only by the backend factory
+// (src/progress/backends.cpp). Built without it (MPIPCL_ENABLE_RMA=OFF), available() is false
+// and nothing else is ever called.
 #pragma once
 
 #include <mpi.h>
 
 #include <memory>
 
-#include "requests/request.hpp"
+#include "common/backend.hpp"
 
 namespace mpipcl::rma {
 
@@ -21,15 +22,19 @@ bool available() noexcept;
 /// Why available() is false (for the error message of MPI_Psend_init/MPI_Precv_init).
 const char* unavailable_reason() noexcept;
 
-/// Sender, before the Setup leaves: the send datatype can be described as byte blocks. When
-/// false the request asks for the persistent backend instead.
-bool can_send(const requests::Request& req) noexcept;
+/// Sender, before the Setup leaves: the send datatype can be described as byte blocks.
+bool can_send(const Endpoint& ep) noexcept;
 
-/// Builds the RMA backend for @p req. Receiver: flattens its datatype, attaches its buffer
-/// and allocates its flags; returns null when that is impossible for this buffer (overlap with
-/// an attached region, attach limit, datatype that cannot be flattened), and the caller then
-/// uses the persistent backend. Sender: builds the Put datatypes from the Reply
-/// (Agreement::peer_extra). Throws Error. Engine lock held.
-std::unique_ptr<requests::Backend> create(requests::Request& req, const requests::Agreement& a);
+/// The sender's Setup for this backend: put units (mpipcl_messages or 0 = one per send
+/// partition) and the notification mode it asks for.
+Offer make_offer(const Endpoint& ep, const RequestOptions& opts);
+
+/// Builds the RMA backend. Receiver: flattens its datatype, attaches its buffer and allocates
+/// its flags; returns null when that is impossible for this buffer (overlap with an attached
+/// region, attach limit, datatype that cannot be flattened) and the caller then uses the
+/// persistent backend. Sender: builds the Put datatypes from the Reply (a.peer_extra).
+/// Throws Error. Engine lock held.
+std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts,
+                                const Agreement& a);
 
 }  // namespace mpipcl::rma

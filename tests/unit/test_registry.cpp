@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Handle registry: lookups, erasure, growth, tombstone reuse, and lock-free readers racing a writer.
+// Handle registry: lookups, closing, growth, slot reuse, lock-free readers racing a writer,
+// and the reference count behind the lifetime rule (close and wait_sole wait for holders).
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <thread>
@@ -25,32 +27,35 @@ MPI_Request handle(std::uintptr_t v)
     return h;
 }
 
-/// The registry never dereferences requests: fake, non-owning pointers are enough (the
-/// aliasing constructor with no owner never touches the pointee).
-std::shared_ptr<Request> fake(std::uintptr_t v)
+/// The registry never dereferences requests: fake pointers are enough.
+Request* fake(std::uintptr_t v) { return reinterpret_cast<Request*>((v + 1) * 64); }
+
+Request* find(const HandleRegistry& reg, MPI_Request h) { return reg.acquire(h).get(); }
+
+bool erase(HandleRegistry& reg, MPI_Request h)
 {
-    return std::shared_ptr<Request>(std::shared_ptr<Request>(),
-                                    reinterpret_cast<Request*>((v + 1) * 64));
+    HandleRegistry::Ref r = reg.acquire(h);
+    return r && reg.close(r);
 }
 
 }  // namespace
 
-TEST(Registry, InsertFindErase)
+TEST(Registry, InsertFindClose)
 {
     HandleRegistry reg;
     EXPECT_TRUE(reg.empty());
-    EXPECT_EQ(reg.find(handle(1)), nullptr);
+    EXPECT_EQ(find(reg, handle(1)), nullptr);
     reg.insert(handle(1), fake(1));
     EXPECT_FALSE(reg.empty());
-    EXPECT_EQ(reg.find(handle(1)), fake(1).get());
-    EXPECT_EQ(reg.find(handle(2)), nullptr);
-    EXPECT_EQ(reg.erase(handle(1)).get(), fake(1).get());
-    EXPECT_EQ(reg.find(handle(1)), nullptr);
+    EXPECT_EQ(find(reg, handle(1)), fake(1));
+    EXPECT_EQ(find(reg, handle(2)), nullptr);
+    EXPECT_TRUE(erase(reg, handle(1)));
+    EXPECT_EQ(find(reg, handle(1)), nullptr);
     EXPECT_TRUE(reg.empty());
-    EXPECT_EQ(reg.erase(handle(1)), nullptr);
+    EXPECT_FALSE(erase(reg, handle(1)));
 }
 
-TEST(Registry, GrowsAndReusesErasedSlots)
+TEST(Registry, GrowsAndReusesClosedSlots)
 {
     HandleRegistry reg;
     constexpr int kLive = 5000;
@@ -58,22 +63,23 @@ TEST(Registry, GrowsAndReusesErasedSlots)
         reg.insert(handle(i), fake(i));
     }
     for (int i = 0; i < kLive; ++i) {
-        ASSERT_EQ(reg.find(handle(i)), fake(i).get()) << i;
+        ASSERT_EQ(find(reg, handle(i)), fake(i)) << i;
     }
-    // Churn: many insert/erase cycles with a small live set must keep every lookup right.
     for (int i = 0; i < kLive; ++i) {
-        reg.erase(handle(i));
+        ASSERT_TRUE(erase(reg, handle(i)));
     }
+    // Churn: many insert/close cycles with a small live set keep every lookup right.
     for (int round = 0; round < 200000; ++round) {
         const int v = kLive + round;
         reg.insert(handle(v), fake(v));
-        ASSERT_EQ(reg.find(handle(v)), fake(v).get());
+        ASSERT_EQ(find(reg, handle(v)), fake(v));
         if (round > 3) {
-            ASSERT_EQ(reg.erase(handle(v - 3)).get(), fake(v - 3).get());
-            ASSERT_EQ(reg.find(handle(v - 3)), nullptr);
+            ASSERT_TRUE(erase(reg, handle(v - 3)));
+            ASSERT_EQ(find(reg, handle(v - 3)), nullptr);
         }
     }
-    EXPECT_EQ(reg.find(handle(0)), nullptr);
+    EXPECT_EQ(find(reg, handle(0)), nullptr);
+    EXPECT_EQ(reg.size(), 4);
 }
 
 TEST(Registry, ReadersNeverSeeAWrongValueWhileAWriterChurns)
@@ -90,17 +96,17 @@ TEST(Registry, ReadersNeverSeeAWrongValueWhileAWriterChurns)
         readers.emplace_back([&] {
             while (!stop.load(std::memory_order_relaxed)) {
                 for (int i = 0; i < kStable; ++i) {
-                    if (reg.find(handle(i)) != fake(i).get()) {
+                    if (find(reg, handle(i)) != fake(i)) {
                         errors.fetch_add(1);
                     }
                 }
             }
         });
     }
-    for (int v = 1000; v < 60000; ++v) {  // forces several table generations
+    for (int v = 1000; v < 60000; ++v) {  // forces several table generations and slot reuse
         reg.insert(handle(v), fake(v));
         if (v % 3 == 0) {
-            reg.erase(handle(v - 1));
+            erase(reg, handle(v - 1));
         }
     }
     stop = true;
@@ -108,4 +114,69 @@ TEST(Registry, ReadersNeverSeeAWrongValueWhileAWriterChurns)
         t.join();
     }
     EXPECT_EQ(errors.load(), 0);
+}
+
+TEST(Registry, CloseWaitsForEveryOtherHolder)
+{
+    HandleRegistry reg;
+    reg.insert(handle(7), fake(7));
+    std::atomic<bool> released{false};
+    std::atomic<bool> holding{false};
+    std::thread holder([&] {
+        HandleRegistry::Ref r = reg.acquire(handle(7));
+        ASSERT_TRUE(r);
+        holding = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        released = true;
+    });
+    while (!holding) {
+        std::this_thread::yield();
+    }
+    HandleRegistry::Ref mine = reg.acquire(handle(7));
+    ASSERT_TRUE(mine);
+    ASSERT_TRUE(reg.close(mine));
+    EXPECT_TRUE(released.load()) << "close returned while another thread held a reference";
+    EXPECT_FALSE(mine);
+    holder.join();
+    // A closed request cannot be acquired, and a second close of a stale ref is refused.
+    EXPECT_FALSE(reg.acquire(handle(7)));
+}
+
+TEST(Registry, AcquireDuringCloseReportsClosing)
+{
+    HandleRegistry reg;
+    reg.insert(handle(3), fake(3));
+    HandleRegistry::Ref other = reg.acquire(handle(3));
+    std::thread closer([&] {
+        HandleRegistry::Ref r = reg.acquire(handle(3));
+        reg.close(r);  // waits for `other`
+    });
+    bool closing = false;
+    for (int i = 0; i < 100000 && !closing; ++i) {
+        HandleRegistry::Ref r = reg.acquire(handle(3), &closing);
+        EXPECT_TRUE(closing || r.get() == fake(3));
+        std::this_thread::yield();
+    }
+    EXPECT_TRUE(closing);
+    other.reset();
+    closer.join();
+    EXPECT_FALSE(reg.acquire(handle(3), &closing));
+    EXPECT_FALSE(closing);
+}
+
+TEST(Registry, WaitSoleWaitsForTheOthers)
+{
+    HandleRegistry reg;
+    reg.insert(handle(9), fake(9));
+    HandleRegistry::Ref mine = reg.acquire(handle(9));
+    std::atomic<bool> released{false};
+    HandleRegistry::Ref other = reg.acquire(handle(9));
+    std::thread t([&, o = std::move(other)]() mutable {
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        released = true;
+        o.reset();
+    });
+    HandleRegistry::wait_sole(mine);
+    EXPECT_TRUE(released.load());
+    t.join();
 }

@@ -9,7 +9,7 @@
 #include <chrono>
 #include <thread>
 
-namespace mpipcl::progress {
+namespace mpipcl {
 
 class Backoff {
    public:
@@ -49,4 +49,4 @@ class Backoff {
 /// thread gives way to every other runnable thread, so oversubscribed runs still progress.
 inline Backoff user_wait_backoff() { return Backoff(1 << 30, 50); }
 
-}  // namespace mpipcl::progress
+}  // namespace mpipcl

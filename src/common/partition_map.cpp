@@ -1,23 +1,28 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Message layout and the byte-range mapping used by MPI_Parrived.
-#include "persistent/layout.hpp"
+// Partition map and the byte-range mapping used by MPI_Parrived.
+#include "common/partition_map.hpp"
 
 #include <algorithm>
 #include <numeric>
 
-namespace mpipcl::persistent {
+namespace mpipcl {
 
-int Layout::message_of_byte(std::int64_t offset) const
+int range_of_byte(const std::vector<std::int64_t>& bounds, std::int64_t offset)
 {
     // First boundary strictly greater than offset, minus one.
-    auto it = std::upper_bound(begin.begin(), begin.end() - 1, offset);
-    return static_cast<int>(it - begin.begin()) - 1;
+    auto it = std::upper_bound(bounds.begin(), bounds.end() - 1, offset);
+    return static_cast<int>(it - bounds.begin()) - 1;
 }
 
-Layout make_layout(int send_partitions, std::int64_t send_part_bytes,
-                   std::int64_t recv_elem_bytes, int max_messages)
+int PartitionMap::message_of_byte(std::int64_t offset) const
 {
-    Layout l;
+    return range_of_byte(begin, offset);
+}
+
+PartitionMap make_partition_map(int send_partitions, std::int64_t send_part_bytes,
+                                std::int64_t recv_elem_bytes, int max_messages)
+{
+    PartitionMap l;
     l.total_bytes = static_cast<std::int64_t>(send_partitions) * send_part_bytes;
     if (l.total_bytes == 0) {
         l.begin = {0, 0};
@@ -42,25 +47,18 @@ Layout make_layout(int send_partitions, std::int64_t send_part_bytes,
     return l;
 }
 
-int auto_messages(int send_partitions, std::int64_t total_bytes, std::int64_t min_bytes, int cap)
+void covering_ranges(const std::vector<std::int64_t>& bounds, std::int64_t recv_part_bytes, int p,
+                     int* first, int* last)
 {
-    std::int64_t by_size = min_bytes > 0 ? total_bytes / min_bytes : send_partitions;
-    std::int64_t m = std::min<std::int64_t>({send_partitions, by_size, cap});
-    return static_cast<int>(std::max<std::int64_t>(1, m));
-}
-
-void recv_partition_messages(const Layout& layout, std::int64_t recv_part_bytes, int p,
-                             int* first, int* last)
-{
-    if (recv_part_bytes == 0 || layout.total_bytes == 0) {
+    const int ranges = static_cast<int>(bounds.size()) - 1;
+    if (recv_part_bytes == 0 || bounds.back() == 0) {
         *first = 0;
-        *last = layout.messages() - 1;
+        *last = ranges - 1;
         return;
     }
     const std::int64_t lo = static_cast<std::int64_t>(p) * recv_part_bytes;
-    const std::int64_t hi = lo + recv_part_bytes - 1;
-    *first = layout.message_of_byte(lo);
-    *last = layout.message_of_byte(hi);
+    *first = range_of_byte(bounds, lo);
+    *last = range_of_byte(bounds, lo + recv_part_bytes - 1);
 }
 
-}  // namespace mpipcl::persistent
+}  // namespace mpipcl

@@ -1,15 +1,28 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Message layout and the byte-range mapping behind MPI_Parrived.
+// The partition map (units on send-partition boundaries) and the byte-range mapping behind
+// MPI_Parrived, shared by both backends.
 #include <gtest/gtest.h>
 
 #include <numeric>
 
-#include "persistent/layout.hpp"
+#include "common/partition_map.hpp"
+#include "persistent/backend.hpp"
 
+using mpipcl::covering_ranges;
+using mpipcl::PartitionMap;
 using mpipcl::persistent::auto_messages;
-using mpipcl::persistent::Layout;
-using mpipcl::persistent::make_layout;
-using mpipcl::persistent::recv_partition_messages;
+using Layout = mpipcl::PartitionMap;
+
+namespace {
+Layout make_layout(int s, std::int64_t sb, std::int64_t relem, int m)
+{
+    return mpipcl::make_partition_map(s, sb, relem, m);
+}
+void recv_partition_messages(const Layout& l, std::int64_t rb, int p, int* first, int* last)
+{
+    covering_ranges(l.begin, rb, p, first, last);
+}
+}  // namespace
 
 namespace {
 
@@ -36,7 +49,7 @@ void check_invariants(const Layout& l, int s, std::int64_t sb, std::int64_t rele
 
 }  // namespace
 
-TEST(Layout, OneMessagePerPartitionWhenAllowed)
+TEST(PartitionMap, OneMessagePerPartitionWhenAllowed)
 {
     Layout l = make_layout(16, 4096, 4, 16);
     check_invariants(l, 16, 4096, 4, 16);
@@ -46,7 +59,7 @@ TEST(Layout, OneMessagePerPartitionWhenAllowed)
     }
 }
 
-TEST(Layout, AggregatesToRequestedCount)
+TEST(PartitionMap, AggregatesToRequestedCount)
 {
     Layout l = make_layout(4096, 8, 8, 8);
     check_invariants(l, 4096, 8, 8, 8);
@@ -54,7 +67,7 @@ TEST(Layout, AggregatesToRequestedCount)
     EXPECT_EQ(l.part_begin[1], 512);
 }
 
-TEST(Layout, UnevenCountsStillCoverEverything)
+TEST(PartitionMap, UnevenCountsStillCoverEverything)
 {
     for (int s : {1, 7, 16, 17, 33, 512, 4096}) {
         for (int m : {1, 3, 5, 16, 33, 10000}) {
@@ -64,7 +77,7 @@ TEST(Layout, UnevenCountsStillCoverEverything)
     }
 }
 
-TEST(Layout, BoundariesRespectTheReceiversElementSize)
+TEST(PartitionMap, BoundariesRespectTheReceiversElementSize)
 {
     // 6 send partitions of 4 bytes (ints) into 12-byte receive elements: only every third
     // partition boundary is usable.
@@ -73,7 +86,7 @@ TEST(Layout, BoundariesRespectTheReceiversElementSize)
     EXPECT_EQ(l.messages(), 2);
 }
 
-TEST(Layout, ZeroBytesIsOneEmptyMessage)
+TEST(PartitionMap, ZeroBytesIsOneEmptyMessage)
 {
     Layout l = make_layout(16, 0, 4, 16);
     EXPECT_EQ(l.messages(), 1);
@@ -85,7 +98,7 @@ TEST(Layout, ZeroBytesIsOneEmptyMessage)
     EXPECT_EQ(last, 0);
 }
 
-TEST(Layout, MessageOfByte)
+TEST(PartitionMap, MessageOfByte)
 {
     Layout l = make_layout(4, 10, 1, 4);
     EXPECT_EQ(l.message_of_byte(0), 0);
@@ -95,7 +108,7 @@ TEST(Layout, MessageOfByte)
 }
 
 // Receive partition p depends exactly on the messages overlapping its byte range.
-TEST(Layout, RecvPartitionMappingIsByByteRange)
+TEST(PartitionMap, RecvPartitionMappingIsByByteRange)
 {
     struct Case {
         int s, r;
@@ -121,7 +134,7 @@ TEST(Layout, RecvPartitionMappingIsByByteRange)
     }
 }
 
-TEST(Layout, AutoMessages)
+TEST(PartitionMap, AutoMessages)
 {
     EXPECT_EQ(auto_messages(16, 64 * 1024, 4096, 1024), 16);
     EXPECT_EQ(auto_messages(4096, 32 * 1024, 4096, 1024), 8);

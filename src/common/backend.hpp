@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The one Backend interface both data paths (src/persistent, src/rma) implement, and the
+// plain descriptions they are built from. The progress engine drives a Backend without
+// knowing which one it is; src/progress/backends.cpp is the only place that names them.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "common/config.hpp"
+
+namespace mpipcl {
+
+enum class Kind : std::uint8_t { Send, Recv };
+
+/// The user's side of the transfer, fixed at init. The datatype is the library's own
+/// duplicate (MPI_Type_dup at init, freed with the request) for derived types, so the user may
+/// free theirs at once.
+struct Endpoint {
+    Kind kind = Kind::Send;
+    void* buf = nullptr;
+    int partitions = 0;
+    MPI_Count count = 0;  ///< elements per partition
+    MPI_Datatype datatype = MPI_DATATYPE_NULL;
+    int peer = MPI_PROC_NULL;  ///< rank in comm
+    int tag = 0;
+    MPI_Comm comm = MPI_COMM_NULL;   ///< the user's communicator (errors, status)
+    int peer_world = MPI_PROC_NULL;  ///< peer's rank in the library's private communicator
+    std::uint64_t comm_key = 0;      ///< identifies comm identically on every member
+    std::int64_t elem_bytes = 0;     ///< MPI_Type_size(datatype)
+    MPI_Aint extent = 0;             ///< MPI_Type_get_extent(datatype)
+
+    std::int64_t part_bytes() const { return static_cast<std::int64_t>(count) * elem_bytes; }
+    std::int64_t total_bytes() const { return part_bytes() * partitions; }
+};
+
+/// What a sender asks for in its Setup (the backend's part of the handshake).
+struct Offer {
+    BackendKind backend = BackendKind::Persistent;
+    int messages = 0;  ///< requested internal messages, 0 = the receiver decides
+    std::uint64_t extra[4] = {0, 0, 0, 0};
+};
+
+/// What both sides agreed on in the handshake; the backend is built from it.
+struct Agreement {
+    int send_partitions = 0;
+    std::int64_t send_part_bytes = 0;
+    std::int64_t send_elem_bytes = 0;
+    int recv_partitions = 0;
+    std::int64_t recv_part_bytes = 0;
+    std::int64_t recv_elem_bytes = 0;
+    int messages = 0;  ///< requested internal messages (the map may use fewer)
+    int tag_base = 0;  ///< first data tag on the private communicator
+    BackendKind backend = BackendKind::Persistent;
+    /// The peer's backend data (Offer::extra of its Setup on the receiver, of its Reply on
+    /// the sender).
+    std::uint64_t peer_extra[4] = {0, 0, 0, 0};
+};
+
+/// Data path of one paired request, from creation to destruction (which frees every MPI
+/// object it made). Methods marked "engine" run with the engine lock held; the others are
+/// lock-free and may run on any thread concurrently with them, always while the caller holds
+/// a reference on the request (see docs/design.md, "Lifetime"), so the backend outlives them.
+class Backend {
+   public:
+    virtual ~Backend() = default;
+    /// engine: round @p round begins (request just started, or paired while active).
+    virtual void start(std::uint64_t round) = 0;
+    /// lock-free (sender): partition @p p is ready; reported exactly once per round.
+    virtual void partition_ready(int p) noexcept = 0;
+    /// Sender: issue queued MPI work. Lock-free; makes MPI calls, so only on threads allowed to.
+    virtual void flush() noexcept = 0;
+    /// lock-free (receiver): true once every byte of receive partition @p p is in the buffer.
+    virtual bool arrived(int p) const noexcept = 0;
+    /// engine: advance the round; true when it is complete. Throws Error on a failure.
+    virtual bool progress() = 0;
+    /// engine: withdraw an active round without completing it (peer cancelled or failed).
+    virtual void abort_round() noexcept = 0;
+    /// The data tags this backend uses (released by the engine with it), or 0.
+    virtual int tags_used() const noexcept = 0;
+    /// engine (sender): the receiver has started round @p round (its buffer is writable).
+    virtual void peer_ready(std::uint64_t round) noexcept { (void)round; }
+    /// engine (receiver): backend data for the Reply.
+    virtual void reply_extra(std::uint64_t extra[4]) const noexcept { (void)extra; }
+};
+
+}  // namespace mpipcl

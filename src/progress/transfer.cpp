@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The engine's half of a partitioned request: pairing, backend and round completion.
+#include "progress/transfer.hpp"
+
+#include "common/error.hpp"
+
+namespace mpipcl::progress {
+
+Transfer::Transfer(const Endpoint& ep, const RequestOptions& opts, std::uint64_t id,
+                   bool owns_type)
+    : ep_(ep), opts_(opts), id_(id), owns_type_(owns_type)
+{
+    if (ep_.kind == Kind::Send) {
+        part_state_ = std::make_unique<std::atomic<std::uint8_t>[]>(ep_.partitions);
+        for (int i = 0; i < ep_.partitions; ++i) {
+            part_state_[i].store(0, std::memory_order_relaxed);
+        }
+    }
+}
+
+Transfer::~Transfer()
+{
+    int finalized = 0;
+    PMPI_Finalized(&finalized);
+    if (owns_type_ && !finalized) {
+        MPI_Datatype t = ep_.datatype;
+        PMPI_Type_free(&t);
+    }
+}
+
+int Transfer::mark_ready(int p) noexcept
+{
+    std::uint8_t expected = 0;
+    // sync: seq_cst pairs with pair_locked's store of ready_backend_ and its scan (Dekker):
+    // either we see the backend, or the scan sees our 1, so the partition is counted once.
+    if (!part_state_[p].compare_exchange_strong(expected, 1)) {
+        return error_code(ErrId::DuplicatePready);
+    }
+    if (Backend* b = ready_backend_.load()) {
+        count_partition(b, p);
+    }
+    return MPI_SUCCESS;
+}
+
+void Transfer::count_partition(Backend* b, int p) noexcept
+{
+    std::uint8_t expected = 1;
+    if (part_state_[p].compare_exchange_strong(expected, 2)) {
+        b->partition_ready(p);
+    }
+}
+
+void Transfer::flush() noexcept
+{
+    if (Backend* b = ready_backend_.load(std::memory_order_acquire)) {
+        b->flush();
+    }
+}
+
+bool Transfer::arrived(int p) const noexcept
+{
+    const Backend* b = ready_backend_.load(std::memory_order_acquire);
+    return b != nullptr && b->arrived(p);
+}
+
+// ---- engine side ----
+
+void Transfer::begin_round_locked()
+{
+    if (ep_.kind == Kind::Send) {
+        for (int i = 0; i < ep_.partitions; ++i) {
+            part_state_[i].store(0, std::memory_order_relaxed);
+        }
+    }
+    round_error_ = MPI_SUCCESS;
+    // sync: relaxed; published by the request's Active store (release) after this returns.
+    const std::uint64_t r = round_.load(std::memory_order_relaxed) + 1;
+    round_.store(r, std::memory_order_relaxed);
+    ever_started_ = true;
+    const int sticky = error_.load(std::memory_order_relaxed);
+    if (null_peer() || sticky != MPI_SUCCESS) {
+        round_error_ = sticky;
+        mark_complete_locked();
+        return;
+    }
+    complete_.store(false, std::memory_order_relaxed);
+    if (backend_) {
+        backend_->start(r);
+    }
+}
+
+void Transfer::pair_locked(const Agreement& a, std::unique_ptr<Backend> backend)
+{
+    agreement_ = a;
+    backend_ = std::move(backend);
+    pairing_.store(Pairing::Paired, std::memory_order_release);
+    const bool running = !round_complete();
+    if (running) {
+        backend_->start(round_.load(std::memory_order_relaxed));
+    }
+    if (const std::uint64_t r = peer_ready_.load(std::memory_order_relaxed); r > 0) {
+        backend_->peer_ready(r);
+    }
+    // sync: seq_cst store, then scan (see mark_ready): partitions marked before this point are
+    // counted here, later ones by their own Pready.
+    ready_backend_.store(backend_.get());
+    if (ep_.kind == Kind::Send && running) {
+        for (int i = 0; i < ep_.partitions; ++i) {
+            count_partition(backend_.get(), i);
+        }
+    }
+}
+
+void Transfer::fail_locked(int code)
+{
+    error_.store(code, std::memory_order_relaxed);
+    pairing_.store(Pairing::Failed, std::memory_order_release);
+    if (!round_complete()) {
+        if (backend_) {
+            backend_->abort_round();
+        }
+        round_error_ = code;
+        mark_complete_locked();
+    }
+}
+
+void Transfer::unpair_locked()
+{
+    if (backend_ && !round_complete()) {
+        backend_->abort_round();
+    }
+    ready_backend_.store(nullptr);
+    if (backend_) {
+        retired_.push_back(std::move(backend_));
+    }
+    error_.store(MPI_SUCCESS, std::memory_order_relaxed);
+    pairing_.store(Pairing::Unpaired, std::memory_order_release);
+}
+
+void Transfer::peer_ready_locked(std::uint64_t round)
+{
+    if (round <= peer_ready_.load(std::memory_order_relaxed)) {
+        return;
+    }
+    // sync: release pairs with prepare()'s acquire.
+    peer_ready_.store(round, std::memory_order_release);
+    if (backend_) {
+        backend_->peer_ready(round);
+    }
+}
+
+bool Transfer::progress_locked(int* failed)
+{
+    *failed = MPI_SUCCESS;
+    if (round_complete()) {
+        return true;
+    }
+    if (!backend_) {
+        return false;
+    }
+    try {
+        if (backend_->progress()) {
+            mark_complete_locked();
+        }
+    } catch (const Error& e) {
+        *failed = e.code();  // the engine fails the pair and tells the peer
+        return false;
+    }
+    return round_complete();
+}
+
+void Transfer::release_backend_locked()
+{
+    ready_backend_.store(nullptr);
+    backend_.reset();
+    retired_.clear();
+}
+
+void Transfer::mark_complete_locked()
+{
+    // sync: release makes the received data and round_error_ visible to the completer.
+    complete_.store(true, std::memory_order_release);
+}
+
+}  // namespace mpipcl::progress

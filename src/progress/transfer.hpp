@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Transfer: the engine's half of a partitioned request — the endpoint, the pairing with the
+// peer, the backend, and the per-round completion state. requests::Request (the user's half:
+// the Inactive/Active state machine, Pready/Parrived checks, statuses) owns one.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/backend.hpp"
+#include "common/config.hpp"
+
+namespace mpipcl::progress {
+
+/// How a transfer stands with respect to its peer.
+enum class Pairing : std::uint8_t { Unpaired, Paired, Failed };
+
+class Transfer {
+   public:
+    /// @p owns_type: ep.datatype is the library's duplicate, freed with the transfer.
+    Transfer(const Endpoint& ep, const RequestOptions& opts, std::uint64_t id, bool owns_type);
+    ~Transfer();
+    Transfer(const Transfer&) = delete;
+    Transfer& operator=(const Transfer&) = delete;
+
+    Kind kind() const { return ep_.kind; }
+    const Endpoint& endpoint() const { return ep_; }
+    const RequestOptions& options() const { return opts_; }
+    std::uint64_t id() const { return id_; }
+    bool null_peer() const { return ep_.peer == MPI_PROC_NULL; }
+
+    // ---- lock-free: any thread that holds a reference on the request ----
+    /// Rounds started so far (1 during the first round).
+    std::uint64_t round() const { return round_.load(std::memory_order_acquire); }
+    /// True while no round runs: before the first Start, and once the current round completed
+    /// (all data sent / arrived, or failed).
+    bool round_complete() const { return complete_.load(std::memory_order_acquire); }
+    /// The current round's error; read only after round_complete() returned true.
+    int round_error() const { return round_error_; }
+    Pairing pairing() const { return pairing_.load(std::memory_order_acquire); }
+    /// Sender: the latest round the receiver has started (its Ready message), 0 = none yet.
+    std::uint64_t peer_ready_round() const { return peer_ready_.load(std::memory_order_acquire); }
+    /// Sender: marks partition @p p (in range) ready for this round and hands it to the
+    /// backend when there is one. Returns MPI_SUCCESS or the DuplicatePready error.
+    [[nodiscard]] int mark_ready(int p) noexcept;
+    /// Sender: issues the backend's queued MPI work from this thread (the caller checked that
+    /// this thread may call MPI).
+    void flush() noexcept;
+    /// Receiver: every byte of receive partition @p p is in the buffer this round.
+    bool arrived(int p) const noexcept;
+
+    // ---- engine lock held ----
+    /// A new round: resets per-round state and starts the backend's round.
+    void begin_round_locked();
+    void pair_locked(const Agreement& a, std::unique_ptr<Backend> backend);
+    /// The pair failed (sticky): the running round completes with @p code, and so does every
+    /// later one.
+    void fail_locked(int code);
+    /// The peer withdrew before it ever started: back to unpaired (its Setup was cancelled).
+    void unpair_locked();
+    void peer_ready_locked(std::uint64_t round);
+    /// Advances a running round. Returns true once it is complete. *failed gets an error the
+    /// backend reported (then false is returned: the caller fails the pair with fail_locked
+    /// and tells the peer), else MPI_SUCCESS.
+    bool progress_locked(int* failed);
+    bool ever_started() const { return ever_started_; }
+    const Agreement& agreement() const { return agreement_; }
+    Backend* backend() const { return backend_.get(); }
+    /// MPI_Finalize: frees the backend's MPI objects; later calls see no backend.
+    void release_backend_locked();
+
+    // Engine bookkeeping (engine lock held).
+    std::uint64_t peer_id = 0;  ///< the peer transfer's id once matched
+    bool in_active_list = false;
+
+   private:
+    void count_partition(Backend* b, int p) noexcept;
+    void mark_complete_locked();
+
+    const Endpoint ep_;
+    const RequestOptions opts_;
+    const std::uint64_t id_;
+    const bool owns_type_;
+
+    std::atomic<bool> complete_{true};
+    std::atomic<Pairing> pairing_{Pairing::Unpaired};
+    /// The backend as seen by lock-free readers (Pready, Parrived); null until paired.
+    std::atomic<Backend*> ready_backend_{nullptr};
+    std::atomic<int> error_{MPI_SUCCESS};  ///< sticky pair error (size mismatch, peer failed)
+    std::atomic<std::uint64_t> round_{0};
+    std::atomic<std::uint64_t> peer_ready_{0};
+    int round_error_ = MPI_SUCCESS;
+    bool ever_started_ = false;
+    Agreement agreement_;
+    std::unique_ptr<Backend> backend_;
+    /// Backends replaced by unpair_locked stay alive until the transfer dies, because a
+    /// reader that holds a reference on the request may still be inside them.
+    std::vector<std::unique_ptr<Backend>> retired_;
+    /// Sender: 0 = not ready, 1 = ready but not yet given to the backend, 2 = given.
+    std::unique_ptr<std::atomic<std::uint8_t>[]> part_state_;
+};
+
+}  // namespace mpipcl::progress
