@@ -360,7 +360,7 @@ MPIPCL_API int MPI_Testany(int count, MPI_Request array_of_requests[], int* inde
                     *flag = f;
                     return rc;
                 }
-                if (!any_active) {
+                if (f && !any_active) {  // nothing active anywhere
                     *index = MPI_UNDEFINED;
                     *flag = 1;
                     set_empty_status(status);
