@@ -5,6 +5,7 @@
 // registry reference for as long as it is inside it.
 #include <mpi.h>
 
+#include <algorithm>
 #include <new>
 #include <vector>
 
@@ -158,6 +159,19 @@ MPIPCL_API int MPI_Startall(int count, MPI_Request array_of_requests[])
         std::vector<Ref> mine;
         if (!collect(count, array_of_requests, &mine)) {
             return PMPI_Startall(count, array_of_requests);
+        }
+        // The same request twice would wait for itself (start_one waits until it holds the
+        // only reference): erroneous, refuse it before starting anything.
+        std::vector<Request*> seen;
+        for (int i = 0; i < count; ++i) {
+            if (mine[i]) {
+                seen.push_back(mine[i].get());
+            }
+        }
+        std::sort(seen.begin(), seen.end());
+        if (std::adjacent_find(seen.begin(), seen.end()) != seen.end()) {
+            return raise_error(seen.front()->comm(), error_code(ErrId::ActiveRequest),
+                               "MPI_Startall");
         }
         for (int i = 0; i < count; ++i) {
             if (mine[i]) {

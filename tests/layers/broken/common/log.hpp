@@ -1,0 +1,2 @@
+// Part of the deliberately broken tree (see ../rma/window.hpp).
+#pragma once

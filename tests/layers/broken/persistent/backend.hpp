@@ -1,0 +1,3 @@
+// Part of the deliberately broken tree (see ../rma/window.hpp).
+#pragma once
+#include "requests/request.hpp"
