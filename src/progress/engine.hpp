@@ -37,6 +37,8 @@ class Engine {
     bool initialized() const { return initialized_.load(std::memory_order_acquire); }
     /// MPI calls from threads other than the user's calling thread are allowed.
     bool thread_multiple() const { return thread_multiple_; }
+    /// The library's private duplicate of MPI_COMM_WORLD (MPI_ERRORS_RETURN).
+    MPI_Comm private_comm() const { return comm_; }
 
     /// New transfer with a real peer: sends its Setup or queues it for matching.
     void add(const std::shared_ptr<Transfer>& t);

@@ -24,11 +24,22 @@ MPI_Datatype own_type(MPI_Datatype type, bool* owned)
     int na = 0;
     int nd = 0;
     int combiner = MPI_COMBINER_NAMED;
-    MPIPCL_CHECK_MPI(PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner));
+    if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) {
+        throw Error(ErrId::BadType, "invalid datatype");
+    }
     *owned = combiner != MPI_COMBINER_NAMED;
     if (!*owned) {
         return type;
     }
+    // MPI has no "is committed" query; a persistent send of one element to MPI_PROC_NULL on
+    // the private communicator (MPI_ERRORS_RETURN) refuses an uncommitted type on Open MPI and
+    // MPICH alike (Open MPI's MPI_Pack_size would crash instead). Init paths only.
+    MPI_Request probe = MPI_REQUEST_NULL;
+    if (PMPI_Send_init(nullptr, 1, type, MPI_PROC_NULL, 0, Engine::instance().private_comm(),
+                       &probe) != MPI_SUCCESS) {
+        throw Error(ErrId::BadType, "the datatype is not committed");
+    }
+    PMPI_Request_free(&probe);
     MPI_Datatype dup = MPI_DATATYPE_NULL;
     MPIPCL_CHECK_MPI(PMPI_Type_dup(type, &dup));
     return dup;
