@@ -20,6 +20,7 @@ HandleRegistry::Ref& HandleRegistry::Ref::operator=(Ref&& o) noexcept
         reset();
         slot_ = o.slot_;
         req_ = o.req_;
+        shard_ = o.shard_;
         o.slot_ = nullptr;
         o.req_ = nullptr;
     }
@@ -31,10 +32,27 @@ void HandleRegistry::Ref::reset() noexcept
     if (slot_ != nullptr) {
         // sync: release: everything this holder did inside the request happens before the
         // closer's (or starter's) acquire load that sees the count drop.
-        slot_->refs.fetch_sub(1, std::memory_order_release);
+        slot_->shards[shard_].refs.fetch_sub(1, std::memory_order_release);
         slot_ = nullptr;
     }
     req_ = nullptr;
+}
+
+int HandleRegistry::my_shard() noexcept
+{
+    static std::atomic<int> next{0};
+    thread_local const int shard = next.fetch_add(1, std::memory_order_relaxed) % kShards;
+    return shard;
+}
+
+std::uint32_t HandleRegistry::Slot::held() const noexcept
+{
+    std::uint32_t n = 0;
+    for (const Shard& sh : shards) {
+        // sync: seq_cst, see acquire(); also acquires the holders' releases.
+        n += sh.refs.load();
+    }
+    return n;
 }
 
 std::uintptr_t HandleRegistry::key_of(MPI_Request h) noexcept
@@ -84,19 +102,21 @@ HandleRegistry::Ref HandleRegistry::acquire(MPI_Request h, bool* closing) const 
     if (s == nullptr) {
         return {};
     }
-    // sync: seq_cst increment, then seq_cst check of the closing bit (set by close() with a
-    // seq_cst RMW before it reads the count): either close() sees our reference and waits for
-    // it, or we see kClosing and back off. The slot is type-stable, so touching it is safe
-    // even when it was closed and reused meanwhile; the key check below catches that.
-    const std::uint32_t w = s->refs.fetch_add(1);
-    if ((w & kClosing) != 0 || s->key.load() != k) {
-        s->refs.fetch_sub(1, std::memory_order_release);
+    // sync: seq_cst increment, then seq_cst load of `closing` (close() stores it seq_cst, then
+    // sums the counters seq_cst): a Dekker pair, so either close() sees our reference and
+    // waits for it, or we see `closing` and back off. The slot is type-stable, so touching it
+    // is safe even when it was closed and reused meanwhile; the key check catches that.
+    const int shard = my_shard();
+    s->shards[shard].refs.fetch_add(1);
+    const bool is_closing = s->closing.load();
+    if (is_closing || s->key.load() != k) {
+        s->shards[shard].refs.fetch_sub(1, std::memory_order_release);
         if (closing != nullptr) {
-            *closing = (w & kClosing) != 0;
+            *closing = is_closing;
         }
         return {};
     }
-    return Ref(s, s->req.load(std::memory_order_acquire));
+    return Ref(s, s->req.load(std::memory_order_acquire), shard);
 }
 
 void HandleRegistry::put_locked(Table& t, std::uintptr_t k, Slot* s)
@@ -142,12 +162,10 @@ void HandleRegistry::insert(MPI_Request h, Request* req)
     if (!free_.empty()) {
         s = free_.back();
         free_.pop_back();
-        // Late readers of the slot's previous life may still be backing off (count > 0 with
-        // kClosing): wait for them before reopening it.
-        std::uint32_t expected = kClosing;
+        // Late readers of the slot's previous life may still be backing off (a count with
+        // `closing` set): let them leave before reopening it.
         Backoff b(20, 100);
-        while (!s->refs.compare_exchange_weak(expected, 0)) {
-            expected = kClosing;
+        while (s->held() != 0) {
             b.pause();
         }
     } else {
@@ -155,6 +173,7 @@ void HandleRegistry::insert(MPI_Request h, Request* req)
     }
     s->req.store(req, std::memory_order_relaxed);
     s->key.store(k, std::memory_order_release);
+    s->closing.store(false);
     Table* t = table_.load(std::memory_order_relaxed);
     if (t == nullptr || 2 * (entries_ + 1) > t->mask + 1) {
         ++entries_;
@@ -188,17 +207,12 @@ void HandleRegistry::erase_locked(std::uintptr_t k)
 bool HandleRegistry::close(Ref& ref) noexcept
 {
     Slot* s = ref.slot_;
-    std::uint32_t w = s->refs.load();
-    do {
-        if ((w & kClosing) != 0) {
-            return false;
-        }
-        // sync: seq_cst, see acquire().
-    } while (!s->refs.compare_exchange_weak(w, w | kClosing));
+    // sync: seq_cst, see acquire(); exactly one closer wins.
+    if (s->closing.exchange(true)) {
+        return false;
+    }
     Backoff b(20, 100);
-    // sync: seq_cst load after the seq_cst RMW above (see acquire()); acquires the other
-    // holders' releases.
-    while ((s->refs.load() & ~kClosing) > 1) {
+    while (s->held() > 1) {
         b.pause();
     }
     {
@@ -211,15 +225,14 @@ bool HandleRegistry::close(Ref& ref) noexcept
         free_.push_back(s);
         live_.fetch_sub(1, std::memory_order_relaxed);
     }
-    ref.reset();  // our own count; kClosing stays until insert() reopens the slot
+    ref.reset();  // our own count; `closing` stays set until insert() reopens the slot
     return true;
 }
 
 void HandleRegistry::wait_sole(const Ref& ref) noexcept
 {
     Backoff b(20, 100);
-    // sync: acquire pairs with Ref::reset's release.
-    while ((ref.slot_->refs.load(std::memory_order_acquire) & ~kClosing) > 1) {
+    while (ref.slot_->held() > 1) {
         b.pause();
     }
 }

@@ -27,7 +27,11 @@ class HandleRegistry {
     class Ref {
        public:
         Ref() = default;
-        Ref(Ref&& o) noexcept : slot_(o.slot_), req_(o.req_) { o.slot_ = nullptr; }
+        Ref(Ref&& o) noexcept : slot_(o.slot_), req_(o.req_), shard_(o.shard_)
+        {
+            o.slot_ = nullptr;
+            o.req_ = nullptr;
+        }
         Ref& operator=(Ref&& o) noexcept;
         Ref(const Ref&) = delete;
         Ref& operator=(const Ref&) = delete;
@@ -40,9 +44,10 @@ class HandleRegistry {
 
        private:
         friend class HandleRegistry;
-        Ref(Slot* s, Request* r) : slot_(s), req_(r) {}
+        Ref(Slot* s, Request* r, int shard) : slot_(s), req_(r), shard_(shard) {}
         Slot* slot_ = nullptr;
         Request* req_ = nullptr;
+        int shard_ = 0;
     };
 
     static HandleRegistry& instance();
@@ -66,12 +71,20 @@ class HandleRegistry {
     int size() const noexcept { return live_.load(std::memory_order_relaxed); }
 
    private:
+    static constexpr int kShards = 8;
+    /// One reference counter on its own cache line: threads entering the same request
+    /// (16 MPI_Pready threads) count on different lines.
+    struct alignas(64) Shard {
+        std::atomic<std::uint32_t> refs{0};
+    };
     /// Type-stable: slots are never freed, only reused, so a reader that found one may always
-    /// touch its counter, then checks it is still the request it looked up.
+    /// touch its counters, then checks it is still the request it looked up.
     struct Slot {
-        std::atomic<std::uint32_t> refs{0};  ///< references held; kClosing when freeing
+        Shard shards[kShards];               ///< references held, summed over the shards
+        std::atomic<bool> closing{true};     ///< freeing (or free): no new references
         std::atomic<std::uintptr_t> key{0};  ///< handle it belongs to (0 = none)
         std::atomic<Request*> req{nullptr};
+        std::uint32_t held() const noexcept;
     };
     struct Entry {
         std::atomic<std::uintptr_t> key{0};
@@ -82,7 +95,7 @@ class HandleRegistry {
         std::size_t mask;
         std::unique_ptr<Entry[]> entries;
     };
-    static constexpr std::uint32_t kClosing = 0x80000000u;
+    static int my_shard() noexcept;
     static constexpr std::uintptr_t kEmpty = 0;
     static constexpr std::uintptr_t kTomb = 1;
 

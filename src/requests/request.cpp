@@ -34,8 +34,10 @@ MPI_Datatype own_type(MPI_Datatype type, bool* owned)
     // MPI has no "is committed" query; a persistent send of one element to MPI_PROC_NULL on
     // the private communicator (MPI_ERRORS_RETURN) refuses an uncommitted type on Open MPI and
     // MPICH alike (Open MPI's MPI_Pack_size would crash instead). Init paths only.
+    // (A non-null buffer: both MPIs refuse NULL with count 1 even though nothing is read.)
+    static char dummy[1];
     MPI_Request probe = MPI_REQUEST_NULL;
-    if (PMPI_Send_init(nullptr, 1, type, MPI_PROC_NULL, 0, Engine::instance().private_comm(),
+    if (PMPI_Send_init(dummy, 1, type, MPI_PROC_NULL, 0, Engine::instance().private_comm(),
                        &probe) != MPI_SUCCESS) {
         throw Error(ErrId::BadType, "the datatype is not committed");
     }
