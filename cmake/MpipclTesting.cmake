@@ -15,6 +15,27 @@ if(MPIPCL_MPI_FLAVOR STREQUAL "openmpi")
   set(MPIPCL_MPIEXEC_ENV "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
 endif()
 
+# Sanitizer builds (MPIPCL_SANITIZER): the threaded MPI tests (label "threads") also get the
+# label asan (address, also with undefined) or tsan (thread) and the runtime options below, so
+# that `ctest -L asan|tsan` runs exactly them; cmake/sanitizers.sh drives both builds.
+set(MPIPCL_SANITIZER_LABEL "")
+set(MPIPCL_SANITIZER_ENV "")
+set(mpipcl_sanitizer_dir ${CMAKE_CURRENT_LIST_DIR}/../tests/sanitizers)
+if(MPIPCL_SANITIZER MATCHES "thread")
+  set(MPIPCL_SANITIZER_LABEL tsan)
+  # exitcode=66 (the default) fails a test with any report left after the suppressions, which
+  # cover only the MPI library's own frames (see the file).
+  set(MPIPCL_SANITIZER_ENV
+    "TSAN_OPTIONS=suppressions=${mpipcl_sanitizer_dir}/tsan.supp:second_deadlock_stack=1:history_size=4:exitcode=66")
+elseif(MPIPCL_SANITIZER MATCHES "address")
+  set(MPIPCL_SANITIZER_LABEL asan)
+  # The MPI libraries leak by design (buffers held until exit): no leak checking. Errors abort
+  # the rank with a non-zero exit code.
+  set(MPIPCL_SANITIZER_ENV
+    "ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:halt_on_error=1"
+    "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+endif()
+
 function(mpipcl_add_mpi_test)
   cmake_parse_arguments(T "" "NAME;NP;TIMEOUT" "SOURCES;ARGS;LABELS;BACKENDS;LINK" ${ARGN})
   if(NOT T_NP)
@@ -36,9 +57,19 @@ function(mpipcl_add_mpi_test)
     add_test(NAME ${name}
       COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${T_NP} ${MPIPCL_MPIEXEC_EXTRA}
               ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${exe}> ${MPIEXEC_POSTFLAGS} ${T_ARGS})
+    set(labels mpi np${T_NP} ${b} ${T_LABELS})
+    set(env MPIPCL_BACKEND=${b} ${MPIPCL_MPIEXEC_ENV})
+    if(MPIPCL_SANITIZER_LABEL)
+      list(APPEND env ${MPIPCL_SANITIZER_ENV})
+      # Not the OpenMP programs under tsan: libgomp is not instrumented, so TSan cannot see
+      # its barriers and would report every access ordered by them.
+      if("threads" IN_LIST T_LABELS AND NOT (MPIPCL_SANITIZER_LABEL STREQUAL "tsan" AND
+                                             "${T_LINK}" MATCHES "OpenMP"))
+        list(APPEND labels ${MPIPCL_SANITIZER_LABEL})
+      endif()
+    endif()
     set_tests_properties(${name} PROPERTIES
       PROCESSORS ${T_NP} TIMEOUT ${T_TIMEOUT} SKIP_RETURN_CODE 77
-      LABELS "mpi;np${T_NP};${b};${T_LABELS}"
-      ENVIRONMENT "MPIPCL_BACKEND=${b};${MPIPCL_MPIEXEC_ENV}")
+      LABELS "${labels}" ENVIRONMENT "${env}")
   endforeach()
 endfunction()

@@ -2,6 +2,7 @@
 /* Derived datatypes (vector, indexed, struct, resized) and different datatypes on the two sides
  * with equal type signatures; holes in the receive datatype stay untouched. */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,37 +28,10 @@ typedef struct {
     char c[3];
 } Record;
 
-/* Bytes spanned by n consecutive elements of a datatype with lower bound 0. */
-static size_t span(MPI_Datatype type, int n)
-{
-    MPI_Aint lb, extent, true_lb, true_extent;
-    MPI_Type_get_extent(type, &lb, &extent);
-    MPI_Type_get_true_extent(type, &true_lb, &true_extent);
-    MPI_Aint tail = true_lb + true_extent - extent;
-    return (size_t)(n * extent + (tail > 0 ? tail : 0));
-}
-
-/* The receive buffer the sender's data must produce: the send buffer packed with the send
- * datatype and unpacked with the receive datatype over a SENTINEL-filled buffer. */
-static unsigned char* expected_recv(const Case* c, const unsigned char* sbuf, size_t rbytes)
-{
-    int packed_size = 0;
-    MPI_Pack_size(c->sparts * c->scount, c->stype, MPI_COMM_WORLD, &packed_size);
-    unsigned char* packed = malloc((size_t)packed_size);
-    int pos = 0;
-    MPI_Pack(sbuf, c->sparts * c->scount, c->stype, packed, packed_size, &pos, MPI_COMM_WORLD);
-    unsigned char* expect = malloc(rbytes);
-    memset(expect, SENTINEL, rbytes);
-    int upos = 0;
-    MPI_Unpack(packed, pos, &upos, expect, c->rparts * c->rcount, c->rtype, MPI_COMM_WORLD);
-    free(packed);
-    return expect;
-}
-
 static void run_case(const Case* c)
 {
-    size_t sbytes = span(c->stype, c->sparts * c->scount);
-    size_t rbytes = span(c->rtype, c->rparts * c->rcount);
+    size_t sbytes = tu_type_span(c->stype, c->sparts * c->scount);
+    size_t rbytes = tu_type_span(c->rtype, c->rparts * c->rcount);
     unsigned char* sbuf = malloc(sbytes);
     unsigned char* rbuf = malloc(rbytes);
     MPI_Request req;
@@ -82,17 +56,13 @@ static void run_case(const Case* c)
         TU_MPI(tu_wait(&req, &st, c->name));
         int count = -1;
         MPI_Get_count(&st, c->rtype, &count);
-        TU_CHECK_MSG(count == c->rparts * c->rcount, "%s: MPI_Get_count = %d, expected %d",
-                     c->name, count, c->rparts * c->rcount);
-        unsigned char* expect = expected_recv(c, sbuf, rbytes);
-        for (size_t i = 0; i < rbytes; ++i) {
-            if (rbuf[i] != expect[i]) {
-                TU_CHECK_MSG(0, "%s round %d: byte %zu is 0x%02x, expected 0x%02x%s", c->name,
-                             round, i, rbuf[i], expect[i],
-                             expect[i] == SENTINEL ? " (a hole of the receive datatype)" : "");
-                break;
-            }
-        }
+        TU_CHECK_MSG(count == c->rparts * c->rcount, "%s: MPI_Get_count = %d, expected %d", c->name,
+                     count, c->rparts * c->rcount);
+        unsigned char* expect = tu_expected_recv(sbuf, c->sparts * c->scount, c->stype,
+                                                 c->rparts * c->rcount, c->rtype, rbytes, SENTINEL);
+        char what[96];
+        snprintf(what, sizeof what, "%s round %d", c->name, round);
+        tu_verify_expected(rbuf, expect, rbytes, SENTINEL, what);
         free(expect);
     }
     TU_MPI(MPI_Request_free(&req));
@@ -120,7 +90,7 @@ int main(int argc, char** argv)
     MPI_Datatype rtypes[3] = {MPI_INT, MPI_DOUBLE, MPI_CHAR};
     MPI_Type_create_struct(3, rlens, rdispls, rtypes, &record_raw);
     MPI_Type_create_resized(record_raw, 0, sizeof(Record), &record); /* padding = holes */
-    MPI_Type_create_resized(MPI_INT, 0, 12, &int_gap);                /* 8-byte hole per int */
+    MPI_Type_create_resized(MPI_INT, 0, 12, &int_gap);               /* 8-byte hole per int */
     MPI_Type_contiguous(3, MPI_DOUBLE, &dcontig);
     MPI_Type_vector(5, 2, 3, MPI_DOUBLE, &dvec);
     const Case cases[] = {

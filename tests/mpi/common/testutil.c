@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared helpers of the MPI test programs: init/finish, checks, byte patterns, bounded waits. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* gettid, SIGEV_THREAD_ID (the stall timers) */
 #include "testutil.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,28 +24,55 @@ static pthread_mutex_t g_watchdog_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_watchdog_cond = PTHREAD_COND_INITIALIZER;
 static int g_watchdog_stop = 0;
 static int g_watchdog_running = 0;
+/* Guarded by g_watchdog_lock: when the watchdog fires, and what it then reports. */
+static struct timespec g_watchdog_until;
+static int g_watchdog_limit_s = TU_WATCHDOG_S;
+static char g_watchdog_what[256] = "test";
 
 static void* watchdog_main(void* arg)
 {
     (void)arg;
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += TU_WATCHDOG_S;
     pthread_mutex_lock(&g_watchdog_lock);
-    int rc = 0;
-    while (!g_watchdog_stop && rc != ETIMEDOUT) {
-        rc = pthread_cond_timedwait(&g_watchdog_cond, &g_watchdog_lock, &until);
+    int fire = 0;
+    while (!g_watchdog_stop && !fire) {
+        /* Re-read the deadline on every wake-up: tu_watchdog_arm may have moved it. */
+        struct timespec until = g_watchdog_until;
+        int rc = pthread_cond_timedwait(&g_watchdog_cond, &g_watchdog_lock, &until);
+        if (rc == ETIMEDOUT) {
+            struct timespec now;
+            clock_gettime(CLOCK_REALTIME, &now);
+            fire =
+                now.tv_sec > g_watchdog_until.tv_sec ||
+                (now.tv_sec == g_watchdog_until.tv_sec && now.tv_nsec >= g_watchdog_until.tv_nsec);
+        }
     }
-    int fire = !g_watchdog_stop;
+    fire = fire && !g_watchdog_stop;
+    char what[sizeof g_watchdog_what];
+    memcpy(what, g_watchdog_what, sizeof what);
+    int limit = g_watchdog_limit_s;
     pthread_mutex_unlock(&g_watchdog_lock);
     if (fire) {
-        fprintf(stderr, "[rank %d] watchdog: test still running after %d s, aborting\n", tu_rank,
-                TU_WATCHDOG_S);
+        fprintf(stderr, "[rank %d] watchdog: %s: no progress for %d s, aborting\n", tu_rank, what,
+                limit);
         fflush(stderr);
         MPI_Abort(MPI_COMM_WORLD, 2);
         _exit(2);
     }
     return NULL;
+}
+
+void tu_watchdog_arm(int seconds, const char* fmt, ...)
+{
+    pthread_mutex_lock(&g_watchdog_lock);
+    clock_gettime(CLOCK_REALTIME, &g_watchdog_until);
+    g_watchdog_until.tv_sec += seconds;
+    g_watchdog_limit_s = seconds;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_watchdog_what, sizeof g_watchdog_what, fmt, ap);
+    va_end(ap);
+    pthread_cond_signal(&g_watchdog_cond);
+    pthread_mutex_unlock(&g_watchdog_lock);
 }
 
 int tu_init_level(int* argc, char*** argv, int requested, int required, int nprocs)
@@ -73,6 +101,7 @@ int tu_init_level(int* argc, char*** argv, int requested, int required, int npro
         MPI_Finalize();
         exit(TU_SKIP_CODE);
     }
+    tu_watchdog_arm(TU_WATCHDOG_S, "test still running");
     if (pthread_create(&g_watchdog, NULL, watchdog_main, NULL) == 0) {
         g_watchdog_running = 1;
     }
@@ -101,7 +130,8 @@ int tu_init(int* argc, char*** argv, int required, int nprocs)
 int tu_finish(void)
 {
     int failed = 0;
-    MPI_Allreduce(&g_failed, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    int mine = __atomic_load_n(&g_failed, __ATOMIC_RELAXED);
+    MPI_Allreduce(&mine, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (tu_rank == 0) {
         printf("%s\n", failed ? "FAIL" : "PASS");
         fflush(stdout);
@@ -127,7 +157,8 @@ int tu_check(int ok, const char* file, int line, const char* fmt, ...)
         va_end(ap);
         fprintf(stderr, "[rank %d] %s:%d: %s\n", tu_rank, file, line, msg);
         fflush(stderr);
-        g_failed = 1;
+        /* sync: relaxed; checks may fail on several threads at once, tu_finish joins them. */
+        __atomic_store_n(&g_failed, 1, __ATOMIC_RELAXED);
     }
     return ok;
 }
@@ -168,8 +199,7 @@ int tu_expect_err_class(int rc, int cls1, int cls2, const char* what, const char
         char text[MPI_MAX_ERROR_STRING + 64];
         error_text(rc, text, sizeof text);
         if (cls1 == cls2) {
-            return tu_check(0, file, line, "%s: expected error class %d, got %s", what, cls1,
-                            text);
+            return tu_check(0, file, line, "%s: expected error class %d, got %s", what, cls1, text);
         }
         return tu_check(0, file, line, "%s: expected error class %d or %d, got %s", what, cls1,
                         cls2, text);
@@ -238,6 +268,52 @@ int tu_verify_value(const void* buf, size_t n, unsigned char value, const char* 
     return 1;
 }
 
+size_t tu_type_span(MPI_Datatype type, int n)
+{
+    MPI_Aint lb, extent, true_lb, true_extent;
+    MPI_Type_get_extent(type, &lb, &extent);
+    MPI_Type_get_true_extent(type, &true_lb, &true_extent);
+    MPI_Aint tail = true_lb + true_extent - extent;
+    return (size_t)(n * extent + (tail > 0 ? tail : 0));
+}
+
+unsigned char* tu_expected_recv(const void* sbuf, int scount, MPI_Datatype stype, int rcount,
+                                MPI_Datatype rtype, size_t rbytes, unsigned char fill)
+{
+    int packed_size = 0;
+    MPI_Pack_size(scount, stype, MPI_COMM_WORLD, &packed_size);
+    unsigned char* packed = malloc((size_t)packed_size);
+    int pos = 0;
+    MPI_Pack(sbuf, scount, stype, packed, packed_size, &pos, MPI_COMM_WORLD);
+    unsigned char* expect = malloc(rbytes);
+    memset(expect, fill, rbytes);
+    int upos = 0;
+    MPI_Unpack(packed, pos, &upos, expect, rcount, rtype, MPI_COMM_WORLD);
+    free(packed);
+    return expect;
+}
+
+int tu_verify_expected(const void* got, const void* expect, size_t n, unsigned char hole,
+                       const char* what)
+{
+    const unsigned char* g = (const unsigned char*)got;
+    const unsigned char* e = (const unsigned char*)expect;
+    size_t wrong = 0;
+    size_t first = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (g[i] != e[i] && wrong++ == 0) {
+            first = i;
+        }
+    }
+    if (wrong) {
+        tu_check(0, __FILE__, __LINE__,
+                 "%s: %zu of %zu bytes wrong; first: byte %zu is 0x%02x, expected 0x%02x%s", what,
+                 wrong, n, first, g[first], e[first],
+                 e[first] == hole ? " (a hole of the receive datatype)" : "");
+    }
+    return wrong == 0;
+}
+
 double tu_deadline(void) { return MPI_Wtime() + TU_WAIT_TIMEOUT_S; }
 
 void tu_check_deadline(double deadline, const char* what)
@@ -285,6 +361,67 @@ void tu_wait_arrived(MPI_Request req, int partition, const char* what)
         }
         tu_check_deadline(deadline, what);
     }
+}
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+_Thread_local volatile int tu_in_call = 0;
+static long g_stall_ns = 0;
+static long g_stalls = 0;
+static long g_stalls_in_call = 0;
+
+static void stall_handler(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    __atomic_fetch_add(&g_stalls, 1, __ATOMIC_RELAXED);
+    if (tu_in_call) {
+        __atomic_fetch_add(&g_stalls_in_call, 1, __ATOMIC_RELAXED);
+    }
+    struct timespec ts = {0, g_stall_ns};
+    nanosleep(&ts, NULL);
+    errno = saved;
+}
+
+void tu_stall_install(long stall_us)
+{
+    g_stall_ns = stall_us * 1000L;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = stall_handler;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(TU_STALL_SIGNAL, &sa, NULL) != 0) {
+        TU_ABORT("sigaction failed");
+    }
+}
+
+timer_t tu_stall_timer_create(void)
+{
+    timer_t timer;
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = TU_STALL_SIGNAL;
+    sev.sigev_notify_thread_id = gettid();
+    if (timer_create(CLOCK_MONOTONIC, &sev, &timer) != 0) {
+        TU_ABORT("timer_create failed");
+    }
+    return timer;
+}
+
+void tu_stall_arm(timer_t timer, long first_ns, long interval_ns)
+{
+    struct itimerspec its = {{interval_ns / 1000000000L, interval_ns % 1000000000L},
+                             {first_ns / 1000000000L, first_ns % 1000000000L}};
+    timer_settime(timer, 0, &its, NULL);
+}
+
+long tu_stalls(int in_call)
+{
+    return __atomic_load_n(in_call ? &g_stalls_in_call : &g_stalls, __ATOMIC_RELAXED);
 }
 
 void tu_sleep_us(long us)
@@ -356,8 +493,7 @@ int tu_transfer_check(MPI_Comm comm, int src, int dst, int tag, int sparts, int 
         if (me == src && ok) {
             tu_pready_all(sparts, reqs[0]);
         }
-        ok &= TU_MPI(tu_waitall(2, reqs, MPI_STATUSES_IGNORE, "tu_transfer_check")) ==
-              MPI_SUCCESS;
+        ok &= TU_MPI(tu_waitall(2, reqs, MPI_STATUSES_IGNORE, "tu_transfer_check")) == MPI_SUCCESS;
         if (me == dst) {
             ok &= tu_verify(rbuf, (size_t)total, 0, src, round, "tu_transfer_check data");
         }

@@ -5,6 +5,7 @@
 
 #include <mpipcl.h>
 #include <stddef.h>
+#include <time.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,8 +60,14 @@ int tu_check(int ok, const char* file, int line, const char* fmt, ...)
     tu_expect_err_class((rc), MPI_ERR_LASTCODE, MPI_ERR_LASTCODE, #rc, __FILE__, __LINE__)
 
 int tu_mpi_ok(int rc, const char* what, const char* file, int line);
-int tu_expect_err_class(int rc, int cls1, int cls2, const char* what, const char* file,
-                        int line);
+int tu_expect_err_class(int rc, int cls1, int cls2, const char* what, const char* file, int line);
+
+/**
+ * Re-arms the watchdog: it aborts the job with a one-line message naming @p fmt (printf-style)
+ * unless it is re-armed again or tu_finish runs within @p seconds. tu_init arms it for
+ * TU_WATCHDOG_S; long tests re-arm it at each step, so a hang is reported where it happened.
+ */
+void tu_watchdog_arm(int seconds, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /** Prints @p what with file/line and rank, then aborts the whole job (for hangs). */
 void tu_abort(const char* what, const char* file, int line);
@@ -78,6 +85,25 @@ int tu_verify(const void* buf, size_t n, size_t first, int rank, int round, cons
 /** Verifies that @p n bytes all equal @p value (guard regions, untouched buffers). */
 int tu_verify_value(const void* buf, size_t n, unsigned char value, const char* what);
 
+/** Bytes spanned by @p n consecutive elements of @p type (whose lower bound must be 0). */
+size_t tu_type_span(MPI_Datatype type, int n);
+
+/**
+ * The receive buffer a transfer must produce: @p scount elements of @p stype from @p sbuf
+ * packed, then unpacked as @p rcount elements of @p rtype over @p rbytes bytes of @p fill (so
+ * the holes of the receive datatype keep @p fill). Returns a malloc'ed buffer.
+ */
+unsigned char* tu_expected_recv(const void* sbuf, int scount, MPI_Datatype stype, int rcount,
+                                MPI_Datatype rtype, size_t rbytes, unsigned char fill);
+
+/**
+ * Compares @p n received bytes with @p expect; reports the first difference (labelled @p what,
+ * noting when the expected byte is @p hole, i.e. a hole of the receive datatype) and the number
+ * of wrong bytes as a failure. Returns 1 if equal.
+ */
+int tu_verify_expected(const void* got, const void* expect, size_t n, unsigned char hole,
+                       const char* what);
+
 /** MPI_Wtime() + TU_WAIT_TIMEOUT_S. */
 double tu_deadline(void);
 /** Aborts (TU_ABORT) when @p deadline has passed; @p what names the operation waited for. */
@@ -89,6 +115,25 @@ int tu_wait(MPI_Request* req, MPI_Status* status, const char* what);
 int tu_waitall(int n, MPI_Request* reqs, MPI_Status* statuses, const char* what);
 /** MPI_Parrived loop on one partition bounded by TU_WAIT_TIMEOUT_S. */
 void tu_wait_arrived(MPI_Request req, int partition, const char* what);
+
+/**
+ * Stall timers: a stand-in for preemption at a chosen moment. A thread arms a timer that sends
+ * TU_STALL_SIGNAL to itself; the handler sleeps, so the thread stops for a while wherever it
+ * is, typically inside an MPI call and possibly holding a library lock. This widens race
+ * windows that are otherwise nanoseconds wide, without touching the library.
+ */
+#define TU_STALL_SIGNAL SIGUSR2
+/** Installs the process-wide handler: every stall sleeps @p stall_us microseconds. */
+void tu_stall_install(long stall_us);
+/** Creates a timer that signals the calling thread (delete it with timer_delete). */
+timer_t tu_stall_timer_create(void);
+/** Arms @p timer: first stall after @p first_ns (>= 1), then every @p interval_ns (0 = once);
+ * first_ns = 0 disarms it. */
+void tu_stall_arm(timer_t timer, long first_ns, long interval_ns);
+/** Set to 1 by a thread while it is inside the call under test (stall statistics). */
+extern _Thread_local volatile int tu_in_call;
+/** Number of stalls so far; with @p in_call = 1, only those that hit while tu_in_call was 1. */
+long tu_stalls(int in_call);
 
 /** Sleeps @p us microseconds (nanosleep; usleep is not C11/POSIX-2008). */
 void tu_sleep_us(long us);
@@ -108,8 +153,8 @@ void tu_pready_all(int parts, MPI_Request req);
  * verified on @p dst, requests freed. Ranks other than src and dst return at once. Returns 1
  * when this rank's part succeeded.
  */
-int tu_transfer_check(MPI_Comm comm, int src, int dst, int tag, int sparts, int rparts,
-                      int total, int round);
+int tu_transfer_check(MPI_Comm comm, int src, int dst, int tag, int sparts, int rparts, int total,
+                      int round);
 
 #ifdef __cplusplus
 }
