@@ -78,6 +78,21 @@ int tu_verify(const void* buf, size_t n, size_t first, int rank, int round, cons
 /** Verifies that @p n bytes all equal @p value (guard regions, untouched buffers). */
 int tu_verify_value(const void* buf, size_t n, unsigned char value, const char* what);
 
+/**
+ * Writes pattern bytes 0 .. size-1 of (rank, round) into the data bytes of @p n elements of
+ * @p type at @p buf (MPI_Unpack of the pattern stream: holes stay as they are; @p buf may be
+ * MPI_BOTTOM for types of absolute addresses).
+ */
+void tu_type_fill(void* buf, MPI_Datatype type, int n, int rank, int round);
+/**
+ * Verifies that the data bytes of @p n elements of @p type at @p buf hold pattern bytes
+ * 0 .. size-1 of (rank, round) (MPI_Pack, then tu_verify). Returns 1 if OK.
+ */
+int tu_type_verify(const void* buf, MPI_Datatype type, int n, int rank, int round,
+                   const char* what);
+/** Sets every data byte of @p n elements of @p type at @p buf to @p value (holes untouched). */
+void tu_type_set(void* buf, MPI_Datatype type, int n, unsigned char value);
+
 /** MPI_Wtime() + TU_WAIT_TIMEOUT_S. */
 double tu_deadline(void);
 /** Aborts (TU_ABORT) when @p deadline has passed; @p what names the operation waited for. */
@@ -108,8 +123,8 @@ void tu_pready_all(int parts, MPI_Request req);
  * verified on @p dst, requests freed. Ranks other than src and dst return at once. Returns 1
  * when this rank's part succeeded.
  */
-int tu_transfer_check(MPI_Comm comm, int src, int dst, int tag, int sparts, int rparts,
-                      int total, int round);
+int tu_transfer_check(MPI_Comm comm, int src, int dst, int tag, int sparts, int rparts, int total,
+                      int round);
 
 #ifdef __cplusplus
 }
