@@ -23,23 +23,30 @@ static pthread_mutex_t g_watchdog_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_watchdog_cond = PTHREAD_COND_INITIALIZER;
 static int g_watchdog_stop = 0;
 static int g_watchdog_running = 0;
+static int g_watchdog_seconds = TU_WATCHDOG_S;
+static struct timespec g_watchdog_until; /* guarded by g_watchdog_lock */
 
 static void* watchdog_main(void* arg)
 {
     (void)arg;
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += TU_WATCHDOG_S;
     pthread_mutex_lock(&g_watchdog_lock);
     int rc = 0;
     while (!g_watchdog_stop && rc != ETIMEDOUT) {
+        struct timespec until = g_watchdog_until;
         rc = pthread_cond_timedwait(&g_watchdog_cond, &g_watchdog_lock, &until);
+        if (rc == ETIMEDOUT) {
+            struct timespec now;
+            clock_gettime(CLOCK_REALTIME, &now);
+            if (now.tv_sec < g_watchdog_until.tv_sec) {
+                rc = 0; /* re-armed by tu_watchdog_rearm while we slept */
+            }
+        }
     }
     int fire = !g_watchdog_stop;
     pthread_mutex_unlock(&g_watchdog_lock);
     if (fire) {
-        fprintf(stderr, "[rank %d] watchdog: test still running after %d s, aborting\n", tu_rank,
-                TU_WATCHDOG_S);
+        fprintf(stderr, "[rank %d] watchdog: no progress for %d s, aborting\n", tu_rank,
+                g_watchdog_seconds);
         fflush(stderr);
         MPI_Abort(MPI_COMM_WORLD, 2);
         _exit(2);
@@ -73,6 +80,8 @@ int tu_init_level(int* argc, char*** argv, int requested, int required, int npro
         MPI_Finalize();
         exit(TU_SKIP_CODE);
     }
+    clock_gettime(CLOCK_REALTIME, &g_watchdog_until);
+    g_watchdog_until.tv_sec += TU_WATCHDOG_S;
     if (pthread_create(&g_watchdog, NULL, watchdog_main, NULL) == 0) {
         g_watchdog_running = 1;
     }
@@ -96,6 +105,16 @@ int tu_init(int* argc, char*** argv, int required, int nprocs)
         }
     }
     return tu_init_level(argc, argv, requested, required, nprocs);
+}
+
+void tu_watchdog_rearm(int seconds)
+{
+    pthread_mutex_lock(&g_watchdog_lock);
+    clock_gettime(CLOCK_REALTIME, &g_watchdog_until);
+    g_watchdog_until.tv_sec += seconds;
+    g_watchdog_seconds = seconds;
+    pthread_cond_signal(&g_watchdog_cond);
+    pthread_mutex_unlock(&g_watchdog_lock);
 }
 
 int tu_finish(void)

@@ -12,7 +12,7 @@ extern "C" {
 
 /** Seconds a bounded wait loop may take before the test fails and aborts. */
 #define TU_WAIT_TIMEOUT_S 20.0
-/** Seconds after tu_init at which the watchdog thread aborts a hung program. */
+/** Seconds after tu_init (or tu_watchdog_rearm) at which the watchdog aborts a hung program. */
 #define TU_WATCHDOG_S 60
 /** Exit code that CTest treats as "skipped" (SKIP_RETURN_CODE). */
 #define TU_SKIP_CODE 77
@@ -32,6 +32,9 @@ int tu_init(int* argc, char*** argv, int required, int nprocs);
 
 /** As tu_init, but asks MPI_Init_thread for @p requested instead of MPI_THREAD_MULTIPLE. */
 int tu_init_level(int* argc, char*** argv, int requested, int required, int nprocs);
+
+/** Moves the watchdog's deadline to @p seconds from now (long-running programs call it often). */
+void tu_watchdog_rearm(int seconds);
 
 /**
  * Agrees on the result (MPI_Allreduce MAX of the failure flags on MPI_COMM_WORLD), stops the
