@@ -515,6 +515,11 @@ static int complete_step(Plan* p, MPI_Request* reqs, const int* owner, int n, in
             rc = *style == C_WAITALL ? MPI_Waitall(n, reqs, st) : MPI_Testall(n, reqs, &flag, st);
             if (rc != MPI_SUCCESS) {
                 *errored = 1;
+                for (int i = 0; rc == MPI_ERR_IN_STATUS && i < n; ++i) {
+                    if (st[i].MPI_ERROR != MPI_SUCCESS && st[i].MPI_ERROR != MPI_ERR_PENDING) {
+                        fail_rc(&p->x[owner[i]], "MPI_Waitall/Testall: MPI_ERROR", st[i].MPI_ERROR);
+                    }
+                }
                 return -array_failed(p, owner, n, "MPI_Waitall/Testall", rc, done, style);
             }
             for (int i = 0; flag && i < n; ++i) {
@@ -530,6 +535,12 @@ static int complete_step(Plan* p, MPI_Request* reqs, const int* owner, int n, in
                 if (rc == MPI_SUCCESS) {
                     fail(&p->x[owner[0]], "completion lost: MPI_UNDEFINED with requests left");
                     return -n;
+                }
+                for (int k = 0; rc == MPI_ERR_IN_STATUS && k < outcount; ++k) {
+                    if (some[k].MPI_ERROR != MPI_SUCCESS) {
+                        fail_rc(&p->x[owner[idx[k]]], "MPI_Waitsome/Testsome: MPI_ERROR",
+                                some[k].MPI_ERROR);
+                    }
                 }
                 return -array_failed(p, owner, n, "MPI_Waitsome/Testsome", rc, done, style);
             }
@@ -583,10 +594,12 @@ static void complete(Plan* p, int rid, MPI_Request* reqs, const int* owner, int 
         if (left > 0) {
             poll_arrived(p, rid, 2);
             if (MPI_Wtime() > deadline) {
-                char d[512];
-                describe(&p->x[owner[0]], d, sizeof d);
-                fprintf(stderr, "[rank %d] stress: completion style %d hung (%s)\n", tu_rank, style,
-                        d);
+                for (int i = 0; i < n; ++i) {
+                    char d[512];
+                    describe(&p->x[owner[i]], d, sizeof d);
+                    fprintf(stderr, "[rank %d] stress: completion style %d: %s (%s)\n", tu_rank,
+                            style, done[i] ? "done" : "HUNG", d);
+                }
                 TU_ABORT("stress transfer hung");
             }
         }
