@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # mpipcl_add_mpi_test(NAME n SOURCES s... NP n [ARGS a...] [LABELS l...] [BACKENDS b...]
-#                     [TIMEOUT s] [LINK extra-libs...])
+#                     [TIMEOUT s] [LINK extra-libs...] [TARGET exe])
 # Builds one MPI program and registers it once per backend as "<n>.<backend>", launched with
 # ${MPIEXEC_EXECUTABLE} and the environment MPIPCL_BACKEND=<backend>. Pass/fail = exit code;
-# exit code 77 = skipped.
+# exit code 77 = skipped. Tests that share one program (e.g. one entry per case) name it with
+# TARGET (default mpitest_<n>).
 set(MPIPCL_TEST_BACKENDS "persistent;rma" CACHE STRING "Backends the MPI test suite runs against")
 set(MPIPCL_TEST_TIMEOUT 120 CACHE STRING "Default timeout of one MPI test (s)")
 
@@ -37,7 +38,7 @@ elseif(MPIPCL_SANITIZER MATCHES "address")
 endif()
 
 function(mpipcl_add_mpi_test)
-  cmake_parse_arguments(T "" "NAME;NP;TIMEOUT" "SOURCES;ARGS;LABELS;BACKENDS;LINK" ${ARGN})
+  cmake_parse_arguments(T "" "NAME;NP;TIMEOUT;TARGET" "SOURCES;ARGS;LABELS;BACKENDS;LINK" ${ARGN})
   if(NOT T_NP)
     set(T_NP 2)
   endif()
@@ -48,6 +49,9 @@ function(mpipcl_add_mpi_test)
     set(T_BACKENDS ${MPIPCL_TEST_BACKENDS})
   endif()
   set(exe mpitest_${T_NAME})
+  if(T_TARGET)
+    set(exe ${T_TARGET})
+  endif()
   if(NOT TARGET ${exe})
     add_executable(${exe} ${T_SOURCES})
     target_link_libraries(${exe} PRIVATE mpipcl::mpipcl mpipcl_test_util Threads::Threads mpipcl_warnings ${T_LINK})

@@ -127,6 +127,8 @@ int tu_init(int* argc, char*** argv, int required, int nprocs)
     return tu_init_level(argc, argv, requested, required, nprocs);
 }
 
+void tu_watchdog_rearm(int seconds) { tu_watchdog_arm(seconds, "test still running"); }
+
 int tu_finish(void)
 {
     int failed = 0;
@@ -312,6 +314,48 @@ int tu_verify_expected(const void* got, const void* expect, size_t n, unsigned c
                  e[first] == hole ? " (a hole of the receive datatype)" : "");
     }
     return wrong == 0;
+}
+
+/* The packed size of n elements of type, and a buffer of that size (caller frees). */
+static unsigned char* packed_stream(MPI_Datatype type, int n, int* size)
+{
+    *size = 0;
+    MPI_Pack_size(n, type, MPI_COMM_SELF, size);
+    return malloc(*size > 0 ? (size_t)*size : 1);
+}
+
+static void unpack_stream(unsigned char* stream, int size, void* buf, MPI_Datatype type, int n)
+{
+    int pos = 0;
+    TU_MPI(MPI_Unpack(stream, size, &pos, buf, n, type, MPI_COMM_SELF));
+    free(stream);
+}
+
+void tu_type_fill(void* buf, MPI_Datatype type, int n, int rank, int round)
+{
+    int size;
+    unsigned char* stream = packed_stream(type, n, &size);
+    tu_fill(stream, (size_t)size, 0, rank, round);
+    unpack_stream(stream, size, buf, type, n);
+}
+
+void tu_type_set(void* buf, MPI_Datatype type, int n, unsigned char value)
+{
+    int size;
+    unsigned char* stream = packed_stream(type, n, &size);
+    memset(stream, value, (size_t)size);
+    unpack_stream(stream, size, buf, type, n);
+}
+
+int tu_type_verify(const void* buf, MPI_Datatype type, int n, int rank, int round, const char* what)
+{
+    int size;
+    unsigned char* stream = packed_stream(type, n, &size);
+    int pos = 0;
+    int ok = TU_MPI(MPI_Pack(buf, n, type, stream, size, &pos, MPI_COMM_SELF)) == MPI_SUCCESS;
+    ok = ok && tu_verify(stream, (size_t)pos, 0, rank, round, what);
+    free(stream);
+    return ok;
 }
 
 double tu_deadline(void) { return MPI_Wtime() + TU_WAIT_TIMEOUT_S; }

@@ -13,7 +13,7 @@ extern "C" {
 
 /** Seconds a bounded wait loop may take before the test fails and aborts. */
 #define TU_WAIT_TIMEOUT_S 20.0
-/** Seconds after tu_init at which the watchdog thread aborts a hung program. */
+/** Seconds after tu_init (or tu_watchdog_rearm) at which the watchdog aborts a hung program. */
 #define TU_WATCHDOG_S 60
 /** Exit code that CTest treats as "skipped" (SKIP_RETURN_CODE). */
 #define TU_SKIP_CODE 77
@@ -33,6 +33,9 @@ int tu_init(int* argc, char*** argv, int required, int nprocs);
 
 /** As tu_init, but asks MPI_Init_thread for @p requested instead of MPI_THREAD_MULTIPLE. */
 int tu_init_level(int* argc, char*** argv, int requested, int required, int nprocs);
+
+/** Moves the watchdog's deadline to @p seconds from now (long-running programs call it often). */
+void tu_watchdog_rearm(int seconds);
 
 /**
  * Agrees on the result (MPI_Allreduce MAX of the failure flags on MPI_COMM_WORLD), stops the
@@ -103,6 +106,21 @@ unsigned char* tu_expected_recv(const void* sbuf, int scount, MPI_Datatype stype
  */
 int tu_verify_expected(const void* got, const void* expect, size_t n, unsigned char hole,
                        const char* what);
+
+/**
+ * Writes pattern bytes 0 .. size-1 of (rank, round) into the data bytes of @p n elements of
+ * @p type at @p buf (MPI_Unpack of the pattern stream: holes stay as they are; @p buf may be
+ * MPI_BOTTOM for types of absolute addresses).
+ */
+void tu_type_fill(void* buf, MPI_Datatype type, int n, int rank, int round);
+/**
+ * Verifies that the data bytes of @p n elements of @p type at @p buf hold pattern bytes
+ * 0 .. size-1 of (rank, round) (MPI_Pack, then tu_verify). Returns 1 if OK.
+ */
+int tu_type_verify(const void* buf, MPI_Datatype type, int n, int rank, int round,
+                   const char* what);
+/** Sets every data byte of @p n elements of @p type at @p buf to @p value (holes untouched). */
+void tu_type_set(void* buf, MPI_Datatype type, int n, unsigned char value);
 
 /** MPI_Wtime() + TU_WAIT_TIMEOUT_S. */
 double tu_deadline(void);
