@@ -520,7 +520,7 @@ MPIPCL_API int MPI_Request_free(MPI_Request* request)
     PMPI_Finalized(&finalized);
     MPI_Request handle = *request;
     if (!finalized) {
-        PMPI_Request_free(&handle);
+        PMPI_Request_free(&handle);  // after MPI_Finalize the handle died with MPI
     }
     *request = MPI_REQUEST_NULL;
     return rc == MPI_SUCCESS ? rc : raise_error(comm, rc, "MPI_Request_free");

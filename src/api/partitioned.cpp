@@ -2,6 +2,7 @@
 // The six MPI-4.0 partitioned calls: argument checks, registry lookup, error translation.
 #include <mpi.h>
 
+#include <limits>
 #include <vector>
 
 #include "common/config.hpp"
@@ -83,6 +84,18 @@ int partitioned_init(Kind kind, const void* buf, int partitions, MPI_Count count
         if (PMPI_Type_size_x(datatype, &type_size) != MPI_SUCCESS ||
             PMPI_Type_get_extent_x(datatype, &lb, &extent) != MPI_SUCCESS) {
             throw Error(ErrId::BadType, "invalid datatype");
+        }
+        // The whole buffer must be addressable and its size countable: partitions * count
+        // elements, their bytes (MPI_Count) and their span (MPI_Aint).
+        MPI_Count elems = 0;
+        MPI_Count bytes = 0;
+        MPI_Count span = 0;
+        if (__builtin_mul_overflow(static_cast<MPI_Count>(partitions), count, &elems) ||
+            __builtin_mul_overflow(elems, type_size, &bytes) ||
+            __builtin_mul_overflow(elems, extent, &span) ||
+            span > std::numeric_limits<MPI_Aint>::max() ||
+            span < std::numeric_limits<MPI_Aint>::min()) {
+            throw Error(ErrId::BadCount, "partitions * count * extent overflows MPI_Aint");
         }
         InitArgs args;
         args.options = mpipcl::request_options(info);

@@ -88,10 +88,13 @@ PersistentBackend::PersistentBackend(const Endpoint& ep, const Agreement& a, MPI
                 MPIPCL_CHECK_MPI(PMPI_Recv_init(ptr, checked_int(elems), ep.datatype,
                                                 ep.peer_world, a.tag_base + m, comm, &reqs_[m]));
             }
-            first_.resize(ep.partitions);
-            last_.resize(ep.partitions);
-            for (int p = 0; p < ep.partitions; ++p) {
-                covering_ranges(map_.begin, ep.part_bytes(), p, &first_[p], &last_[p]);
+            recv_part_bytes_ = ep.part_bytes();
+            if (ep.partitions <= kCachedPartitions) {
+                first_.resize(ep.partitions);
+                last_.resize(ep.partitions);
+                for (int p = 0; p < ep.partitions; ++p) {
+                    covering_ranges(map_.begin, recv_part_bytes_, p, &first_[p], &last_[p]);
+                }
             }
         }
     } catch (...) {
@@ -172,7 +175,15 @@ void PersistentBackend::flush() noexcept
 
 bool PersistentBackend::arrived(int p) const noexcept
 {
-    for (int m = first_[p]; m <= last_[p]; ++m) {
+    int first = 0;
+    int last = 0;
+    if (first_.empty()) {
+        covering_ranges(map_.begin, recv_part_bytes_, p, &first, &last);  // O(log M)
+    } else {
+        first = first_[p];
+        last = last_[p];
+    }
+    for (int m = first; m <= last; ++m) {
         // sync: acquire pairs with progress()'s release after the receive completed.
         if (arrived_[m].load(std::memory_order_acquire) == 0) {
             return false;

@@ -65,7 +65,10 @@ class PersistentBackend final : public Backend {
     std::atomic<int> started_{0};
     std::atomic<int> flush_error_{MPI_SUCCESS};
 
-    // Receiver: per-message arrival flags, and per receive partition the messages it needs.
+    // Receiver: per-message arrival flags, and per receive partition the messages it needs
+    // (cached up to kCachedPartitions partitions, else looked up: no per-partition memory).
+    static constexpr int kCachedPartitions = 1 << 16;
+    std::int64_t recv_part_bytes_ = 0;
     std::unique_ptr<std::atomic<std::uint8_t>[]> arrived_;
     std::vector<int> first_;
     std::vector<int> last_;

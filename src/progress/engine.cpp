@@ -446,10 +446,17 @@ void Engine::pair_recv_locked(const TransferPtr& recv, const Setup& setup)
         } catch (const Error& e) {
             MPIPCL_LOG(Warn, "cannot set up the receive: %s", e.what());
             err = e.code();
+        } catch (const std::bad_alloc&) {
+            MPIPCL_LOG(Warn, "cannot set up the receive: out of memory");
+            err = MPI_ERR_NO_MEM;
         }
     }
     if (err != MPI_SUCCESS) {
-        recv->fail_locked(err);
+        // Not failed yet: the send may have been freed before it ever started, its Cancel on
+        // the way — then this receive must pair with the next Setup as if that send never
+        // existed. The sender answers the error with an Abort (it still exists: the pair
+        // fails) or has already sent its Cancel (the receive unpairs); the control channel
+        // is FIFO, so one of the two arrives.
         reply.error = encode_error(err);
     }
     MPIPCL_LOG(Debug, "recv %llu paired with send %llu of rank %d: tags %d.., error %d",
@@ -457,7 +464,9 @@ void Engine::pair_recv_locked(const TransferPtr& recv, const Setup& setup)
                static_cast<unsigned long long>(setup.msg.send_id), setup.src, reply.tag_base, err);
     send_ctrl_locked(setup.src, reply);
     if (!recv->round_complete()) {
-        send_ready_locked(*recv);
+        if (err == MPI_SUCCESS) {
+            send_ready_locked(*recv);
+        }
         activate_locked(recv);
     }
 }
@@ -488,7 +497,8 @@ void Engine::handle_reply_locked(const CtrlMsg& msg)
                static_cast<unsigned long long>(req->id()),
                static_cast<unsigned long long>(msg.recv_id), msg.tag_base, msg.error);
     if (msg.error != 0) {
-        req->fail_locked(decode_error(msg.error));
+        // Confirm to the receiver, which waits for this (see pair_recv_locked).
+        fail_pair_locked(*req, decode_error(msg.error));
         return;
     }
     const Endpoint& ep = req->endpoint();
@@ -509,6 +519,9 @@ void Engine::handle_reply_locked(const CtrlMsg& msg)
         // The receiver accepted and waits for data: tell it, or its Wait never returns.
         MPIPCL_LOG(Warn, "cannot set up the send: %s", e.what());
         fail_pair_locked(*req, e.code());
+    } catch (const std::bad_alloc&) {
+        MPIPCL_LOG(Warn, "cannot set up the send: out of memory");
+        fail_pair_locked(*req, MPI_ERR_NO_MEM);
     }
     if (!req->round_complete()) {
         activate_locked(req);
@@ -559,6 +572,8 @@ void Engine::fail_pair_locked(Transfer& t, int code)
     }
     CtrlMsg m{};
     m.type = MsgType::Abort;
+    // Ids come from each process's own counter: say which side the message is for.
+    m.tag = t.kind() == Kind::Send ? kAbortToReceiver : kAbortToSender;
     m.send_id = t.kind() == Kind::Send ? t.id() : t.peer_id;
     m.recv_id = t.kind() == Kind::Send ? t.peer_id : t.id();
     m.error = encode_error(code);
@@ -568,15 +583,14 @@ void Engine::fail_pair_locked(Transfer& t, int code)
 void Engine::handle_abort_locked(const CtrlMsg& msg, int src)
 {
     TransferPtr t;
-    if (auto s = sends_.find(msg.send_id); s != sends_.end()) {
-        if (s->second->peer_id == msg.recv_id && s->second->endpoint().peer_world == src) {
-            t = s->second;
+    if (msg.tag == kAbortToSender) {
+        if (auto s = sends_.find(msg.send_id); s != sends_.end()) {
+            if (s->second->peer_id == msg.recv_id && s->second->endpoint().peer_world == src) {
+                t = s->second;
+            }
         }
-    }
-    if (!t) {
-        if (auto r = recvs_.find({src, msg.send_id}); r != recvs_.end()) {
-            t = r->second;
-        }
+    } else if (auto r = recvs_.find({src, msg.send_id}); r != recvs_.end()) {
+        t = r->second;
     }
     if (!t || t->pairing() == Pairing::Failed) {
         return;  // freed meanwhile, or already failed

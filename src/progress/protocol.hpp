@@ -17,10 +17,14 @@ enum class MsgType : std::int32_t {
     Abort = 6,      ///< either way, after pairing: the pair failed with error (sticky)
 };
 
+/// CtrlMsg::tag of an Abort: which side of the pair it is addressed to.
+constexpr std::int32_t kAbortToReceiver = 0;
+constexpr std::int32_t kAbortToSender = 1;
+
 /// Fixed-size, trivially copyable; both sides run the same binary layout (same library).
 struct CtrlMsg {
     MsgType type;
-    std::int32_t tag;          ///< the user's tag (Setup)
+    std::int32_t tag;          ///< the user's tag (Setup, Cancel); Abort: kAbortTo*
     std::uint64_t comm_key;    ///< the user's communicator (Setup)
     std::uint64_t send_id;     ///< sender's request id
     std::uint64_t recv_id;     ///< receiver's request id (Reply, Ready)

@@ -2,6 +2,8 @@
 // The engine's half of a partitioned request: pairing, backend and round completion.
 #include "progress/transfer.hpp"
 
+#include <new>
+
 #include "common/error.hpp"
 
 namespace mpipcl::progress {
@@ -11,10 +13,12 @@ Transfer::Transfer(const Endpoint& ep, const RequestOptions& opts, std::uint64_t
     : ep_(ep), opts_(opts), id_(id), owns_type_(owns_type)
 {
     if (ep_.kind == Kind::Send) {
-        part_state_ = std::make_unique<std::atomic<std::uint8_t>[]>(ep_.partitions);
-        for (int i = 0; i < ep_.partitions; ++i) {
-            part_state_[i].store(0, std::memory_order_relaxed);
+        static_assert(sizeof(std::atomic<std::uint8_t>) == 1, "byte-sized partition states");
+        void* p = std::calloc(static_cast<std::size_t>(ep_.partitions), 1);
+        if (p == nullptr) {
+            throw std::bad_alloc();
         }
+        part_state_.reset(static_cast<std::atomic<std::uint8_t>*>(p));
     }
 }
 

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <vector>
 
@@ -100,8 +101,13 @@ class Transfer {
     /// Backends replaced by unpair_locked stay alive until the transfer dies, because a
     /// reader that holds a reference on the request may still be inside them.
     std::vector<std::unique_ptr<Backend>> retired_;
-    /// Sender: 0 = not ready, 1 = ready but not yet given to the backend, 2 = given.
-    std::unique_ptr<std::atomic<std::uint8_t>[]> part_state_;
+    struct FreeDeleter {
+        void operator()(void* p) const noexcept { std::free(p); }
+    };
+    /// Sender: 0 = not ready, 1 = ready but not yet given to the backend, 2 = given. From
+    /// calloc: zeroed pages are not touched until used (init stays local and cheap, also for
+    /// INT_MAX partitions).
+    std::unique_ptr<std::atomic<std::uint8_t>[], FreeDeleter> part_state_;
 };
 
 }  // namespace mpipcl::progress

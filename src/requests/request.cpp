@@ -200,6 +200,10 @@ int Request::parrived(int partition, int* flag) noexcept
 bool Request::try_complete(MPI_Status* status, int* err) noexcept
 {
     *err = MPI_SUCCESS;
+    if (!Engine::instance().initialized()) {
+        *err = error_code(ErrId::NotInitialized);  // after MPI_Finalize
+        return true;
+    }
     if (is_active()) {
         if (!peek(status)) {
             return false;
@@ -258,7 +262,7 @@ int Request::release() noexcept
 {
     Engine& engine = Engine::instance();
     if (!engine.initialized()) {
-        return MPI_SUCCESS;  // finalize already released the backend
+        return error_code(ErrId::NotInitialized);  // after MPI_Finalize (backend released)
     }
     try {
         engine.remove(t_);

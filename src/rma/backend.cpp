@@ -109,6 +109,9 @@ void RmaBackend::init_receiver(const RequestOptions& opts, const Agreement& a)
     mode_ = resolve_mode(opts.notify, static_cast<NotifyMode>(a.peer_extra[0]), a.messages);
     map_ = make_notify_map(a.send_partitions, a.send_part_bytes, a.recv_elem_bytes,
                            a.recv_partitions, a.recv_part_bytes, mode_, a.messages);
+    if (ep.buf == MPI_BOTTOM) {
+        throw Fallback{"an MPI_BOTTOM receive buffer (absolute addresses)"};
+    }
     Flat flat;
     if (!flatten_type(ep.datatype, kMaxBlocks, &flat)) {
         throw Fallback{"the receive datatype cannot be described as byte blocks"};
@@ -153,10 +156,13 @@ void RmaBackend::init_receiver(const RequestOptions& opts, const Agreement& a)
         target_info_.desc = static_cast<std::uint64_t>(addr);
         target_info_.desc_blocks = static_cast<std::uint32_t>(flat.blocks.size());
     }
-    part_first_.resize(ep.partitions);
-    part_last_.resize(ep.partitions);
-    for (int p = 0; p < ep.partitions; ++p) {
-        map_.recv_partition_flags(ep.part_bytes(), p, &part_first_[p], &part_last_[p]);
+    recv_part_bytes_ = ep.part_bytes();
+    if (ep.partitions <= kCachedPartitions) {
+        part_first_.resize(ep.partitions);
+        part_last_.resize(ep.partitions);
+        for (int p = 0; p < ep.partitions; ++p) {
+            map_.recv_partition_flags(recv_part_bytes_, p, &part_first_[p], &part_last_[p]);
+        }
     }
 }
 
@@ -172,7 +178,15 @@ bool RmaBackend::arrived(int p) const noexcept
     // sync: relaxed; round_ was stored before the request was published Active (release), and
     // Parrived acquired that state before calling us.
     const std::uint64_t r = round_.load(std::memory_order_relaxed);
-    for (int f = part_first_[p]; f <= part_last_[p]; ++f) {
+    int first = 0;
+    int last = 0;
+    if (part_first_.empty()) {
+        map_.recv_partition_flags(recv_part_bytes_, p, &first, &last);  // O(log F)
+    } else {
+        first = part_first_[p];
+        last = part_last_[p];
+    }
+    for (int f = first; f <= last; ++f) {
         if (flag(f) != r) {
             return false;
         }
@@ -476,8 +490,9 @@ const char* unavailable_reason() noexcept
 
 bool can_send(const Endpoint& ep) noexcept
 {
+    // MPI_BOTTOM (absolute addresses in the datatype): the persistent backend takes it as is.
     Flat f;
-    return available() && flatten_type(ep.datatype, kMaxBlocks, &f);
+    return available() && ep.buf != MPI_BOTTOM && flatten_type(ep.datatype, kMaxBlocks, &f);
 }
 
 Offer make_offer(const Endpoint& ep, const RequestOptions& opts)

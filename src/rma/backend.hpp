@@ -90,7 +90,10 @@ class RmaBackend final : public Backend {
     std::uint64_t* flags_ = nullptr;
     std::atomic<std::uint64_t> round_{0};  ///< current round (the value its flags must hold)
     int seen_ = 0;                         ///< flags 0..seen_-1 hold the round (engine lock)
-    std::vector<int> part_first_;          ///< flags receive partition p waits for
+    /// Flags receive partition p waits for (cached up to kCachedPartitions, else looked up).
+    static constexpr int kCachedPartitions = 1 << 16;
+    std::int64_t recv_part_bytes_ = 0;
+    std::vector<int> part_first_;
     std::vector<int> part_last_;
     TargetInfo target_info_;
 
