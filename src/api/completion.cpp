@@ -299,13 +299,12 @@ MPIPCL_API int MPI_Waitall(int count, MPI_Request array_of_requests[],
                 }
             }
             if (!others_done) {
-                int f = 1;
-                int rc = MPI_SUCCESS;
-                if (pending_mine == 0) {
-                    rc = PMPI_Waitall(o.size(), o.reqs.data(), o.st(array_of_statuses));
-                } else {
-                    rc = PMPI_Testall(o.size(), o.reqs.data(), &f, o.st(array_of_statuses));
-                }
+                // Always Testall (with back-off between passes), never a blocking PMPI_Waitall:
+                // Open MPI 4.1's blocking wait missed the completion of a truncated receive
+                // that our progress thread's MPI call had completed (1 run in ~15 hung).
+                int f = 0;
+                const int rc =
+                    PMPI_Testall(o.size(), o.reqs.data(), &f, o.st(array_of_statuses));
                 if (f || rc != MPI_SUCCESS) {
                     others_done = true;
                     moved = true;
