@@ -17,10 +17,6 @@
 #include "requests/request.hpp"
 #include "rma/rma.hpp"
 
-#ifndef MPIPCL_PREADY_LIST_CONST
-#define MPIPCL_PREADY_LIST_CONST const
-#endif
-
 using mpipcl::api_guard;
 using mpipcl::ErrId;
 using mpipcl::Error;
@@ -92,7 +88,7 @@ int partitioned_init(Kind kind, const void* buf, int partitions, MPI_Count count
         }
         mpipcl::RequestOptions opts = mpipcl::request_options(info);
         if (opts.backend == mpipcl::BackendKind::Native) {
-#if MPI_VERSION >= 4
+#if MPIPCL_MPI_HAS_PARTITIONED
             return kind == Kind::Send
                        ? PMPI_Psend_init(buf, partitions, count, datatype, peer, tag, comm, info,
                                          request)
@@ -159,7 +155,7 @@ int raise_on(const Request& r, int rc, const char* fn)
     return rc == MPI_SUCCESS ? rc : raise_error(r.endpoint().comm, rc, fn);
 }
 
-#if MPI_VERSION < 4
+#if !MPIPCL_MPI_HAS_PARTITIONED
 int not_partitioned(const char* fn)
 {
     return raise_error(mpipcl::default_error_comm(), error_code(ErrId::WrongKind), fn);
@@ -188,7 +184,7 @@ MPIPCL_API int MPI_Pready(int partition, MPI_Request request)
 {
     Request* r = HandleRegistry::instance().find(request);
     if (r == nullptr) {
-#if MPI_VERSION >= 4
+#if MPIPCL_MPI_HAS_PARTITIONED
         return PMPI_Pready(partition, request);
 #else
         return not_partitioned("MPI_Pready");
@@ -201,7 +197,7 @@ MPIPCL_API int MPI_Pready_range(int partition_low, int partition_high, MPI_Reque
 {
     Request* r = HandleRegistry::instance().find(request);
     if (r == nullptr) {
-#if MPI_VERSION >= 4
+#if MPIPCL_MPI_HAS_PARTITIONED
         return PMPI_Pready_range(partition_low, partition_high, request);
 #else
         return not_partitioned("MPI_Pready_range");
@@ -225,7 +221,7 @@ MPIPCL_API int MPI_Pready_list(int length, MPIPCL_PREADY_LIST_CONST int array_of
 {
     Request* r = HandleRegistry::instance().find(request);
     if (r == nullptr) {
-#if MPI_VERSION >= 4
+#if MPIPCL_MPI_HAS_PARTITIONED
         return PMPI_Pready_list(length, array_of_partitions, request);
 #else
         return not_partitioned("MPI_Pready_list");
@@ -277,7 +273,7 @@ MPIPCL_API int MPI_Parrived(MPI_Request request, int partition, int* flag)
     }
     Request* r = HandleRegistry::instance().find(request);
     if (r == nullptr) {
-#if MPI_VERSION >= 4
+#if MPIPCL_MPI_HAS_PARTITIONED
         return PMPI_Parrived(request, partition, flag);
 #else
         return not_partitioned("MPI_Parrived");
