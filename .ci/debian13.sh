@@ -16,6 +16,7 @@ root=${MPIPCL_CHROOT:-}
 made=0
 if [ -z "$root" ]; then
     root=$(mktemp -d /var/tmp/mpipcl-trixie.XXXXXX)
+    chmod 755 "$root"  # apt's _apt user must reach /var/lib/apt inside
 fi
 packages=(cmake g++ make pkg-config libopenmpi-dev openmpi-bin libmpich-dev mpich
           libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev gnuplot-nox)
@@ -64,6 +65,7 @@ if [ ! -x "$root/usr/bin/apt-get" ]; then
 fi
 mount_in proc --bind /proc
 mount_in dev --bind /dev
+mount_in dev/pts --bind /dev/pts
 mount_in dev/shm --bind /dev/shm
 mount_in sys -t sysfs sysfs
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
