@@ -1,15 +1,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Works out which MPI FindMPI picked (Open MPI or MPICH), the matching mpiexec, and the
-# launcher flags the tests need on an oversubscribed machine.
+# launcher flags the tests need on an oversubscribed machine; then what its mpi.h declares.
 include(CheckCSourceCompiles)
 
 set(_mpipcl_probe_src "#include <mpi.h>\n#if !defined(OPEN_MPI)\n#error not ompi\n#endif\nint main(void){return 0;}\n")
 set(CMAKE_REQUIRED_INCLUDES ${MPI_C_INCLUDE_DIRS})
 check_c_source_compiles("${_mpipcl_probe_src}" MPIPCL_MPI_IS_OPENMPI)
 check_c_source_compiles("#include <mpi.h>\n#if !defined(MPICH)\n#error no\n#endif\nint main(void){return 0;}\n" MPIPCL_MPI_IS_MPICH)
-# Does mpi.h declare MPI_Pready_list with a const array (MPI-4.0 text) or without (MPICH 4.0.2)?
-check_c_source_compiles("#include <mpi.h>\nint MPI_Pready_list(int length, const int a[], MPI_Request r);\nint main(void){return 0;}\n" MPIPCL_PREADY_LIST_CONST)
 unset(CMAKE_REQUIRED_INCLUDES)
+include(${CMAKE_CURRENT_LIST_DIR}/MpipclMpiPartitioned.cmake)
 
 if(MPIPCL_MPI_IS_OPENMPI)
   set(MPIPCL_MPI_FLAVOR "openmpi")

@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include "mpipcl_config.h"
 #include "mpipcl_version.h"
 
 #ifdef __cplusplus
@@ -38,8 +39,10 @@ extern "C" {
  * inside the application's own calls (Start, Parrived, Wait, Test ...).
  */
 
-#if MPI_VERSION < 4
-/* MPI libraries older than MPI-4.0 (e.g. Open MPI 4.1) do not declare the partitioned calls. */
+#if !MPIPCL_MPI_HAS_PARTITIONED
+/* This MPI's mpi.h (e.g. Open MPI 4.1) does not declare the partitioned calls: mpipcl's own
+ * prototypes, exactly MPI-4.0's. Where mpi.h has them (MPICH 4, Open MPI 5) its prototypes are
+ * used and libmpipcl's definitions match them (see mpipcl_config.h). */
 
 /**
  * @brief Create a partitioned send request (local, never blocks).
@@ -114,7 +117,7 @@ MPIPCL_API int MPI_Pready_list(int length, const int array_of_partitions[], MPI_
  */
 MPIPCL_API int MPI_Parrived(MPI_Request request, int partition, int* flag);
 
-#endif /* MPI_VERSION < 4 */
+#endif /* !MPIPCL_MPI_HAS_PARTITIONED */
 
 /**
  * @brief Report whether this process's MPI calls reach mpipcl's wrappers.

@@ -1,20 +1,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# cmake -DEXPECT_EXIT=<code> [-DEXPECT_STDERR=<regex>] -P expect_exit.cmake -- <command>...
-# Passes iff <command> exits with exactly <code> and its stderr matches <regex>.
+# cmake -DEXPECT_EXIT=<code> [-DEXPECT_STDERR=<regex>] [-DEXPECT_STDOUT=<regex>]
+#       -P expect_exit.cmake -- <command>...
+# Passes iff <command> exits with exactly <code> and its stderr / stdout match the regexes.
 cmake_minimum_required(VERSION 3.23)
-set(command "")
-set(after_separator FALSE)
-math(EXPR last "${CMAKE_ARGC} - 1")
-foreach(i RANGE ${last})
-  if(after_separator)
-    list(APPEND command "${CMAKE_ARGV${i}}")
-  elseif(CMAKE_ARGV${i} STREQUAL "--")
-    set(after_separator TRUE)
-  endif()
-endforeach()
-if(NOT command)
-  message(FATAL_ERROR "expect_exit.cmake: no command after --")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/../../cmake/script_command.cmake)
+mpipcl_script_command(command)
 
 execute_process(COMMAND ${command} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT code STREQUAL "${EXPECT_EXIT}")
@@ -22,4 +12,7 @@ if(NOT code STREQUAL "${EXPECT_EXIT}")
 endif()
 if(EXPECT_STDERR AND NOT err MATCHES "${EXPECT_STDERR}")
   message(FATAL_ERROR "stderr does not match '${EXPECT_STDERR}':\n${err}")
+endif()
+if(EXPECT_STDOUT AND NOT out MATCHES "${EXPECT_STDOUT}")
+  message(FATAL_ERROR "stdout does not match '${EXPECT_STDOUT}':\n${out}")
 endif()

@@ -2,6 +2,7 @@
 // MPI main of mpipcl-gbench: rank 0 reports, the other rank runs the same benchmarks silently.
 #include <benchmark/benchmark.h>
 #include <mpi.h>
+#include <mpipcl.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -39,7 +40,7 @@ void print_help_and_finalize()
 std::vector<std::string> usable_backends()
 {
     std::vector<std::string> candidates{"persistent", "rma"};
-#if MPI_VERSION >= 4
+#if MPIPCL_MPI_HAS_PARTITIONED  // the MPI declares and defines the MPI-4.0 calls
     candidates.emplace_back("native");
 #endif
     std::vector<std::string> backends;

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Command-line parsing of mpipcl-bench: strict, so a typo never silently changes the experiment.
+// mpipcl-bench's command line (CLI11): strict, so a typo never silently changes the experiment.
 #include "options.hpp"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 
@@ -124,75 +127,134 @@ std::vector<Side> parse_side(const std::string& text)
     throw UsageError("--side: '" + text + "' is not send, recv or both");
 }
 
-void parse_into(Options& o, int argc, char** argv)
-{
-    for (int i = 1; i < argc; ++i) {
-        std::string flag = argv[i];
-        std::string value;
-        bool has_value = false;
-        if (const auto eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
-            value = flag.substr(eq + 1);
-            flag.resize(eq);
-            has_value = true;
-        }
-        auto take = [&]() -> const std::string& {
-            if (!has_value) {
-                if (i + 1 >= argc) {
-                    throw UsageError(flag + " needs a value");
-                }
-                value = argv[++i];
-                has_value = true;
-            }
-            return value;
-        };
-        auto no_value = [&] {
-            if (has_value) {
-                throw UsageError(flag + " takes no value");
-            }
-        };
+constexpr const char* kDescription =
+    R"(Early-bird / noise benchmark of partitioned communication (rank 0 sends, rank 1 receives).
+Each iteration, T sender threads "compute" (sleep) C ms, one of them C*(1+N/100) ms, then hand
+over their part; the sender measures the perceived time from the last thread's hand-over to
+the receiver's acknowledgement.)";
 
-        if (flag == "--help" || flag == "-h") {
-            no_value();
-            o.help = true;
-        } else if (flag == "--verify") {
-            no_value();
-            o.verify = true;
-        } else if (flag == "--modes") {
-            o.modes = parse_modes(take());
+constexpr const char* kFooter =
+    R"(Exit codes: 0 ok, 1 data mismatch under --verify, 2 bad command line or environment,
+3 an MPI call failed.)";
+
+std::string join_sizes(const std::vector<std::size_t>& sizes)
+{
+    std::string text;
+    for (const std::size_t bytes : sizes) {
+        const bool mib = bytes % (1u << 20) == 0;
+        text += (text.empty() ? "" : ",") + std::to_string(mib ? bytes >> 20 : bytes >> 10) +
+                (mib ? "M" : "K");
+    }
+    return text;
+}
+
+std::string number(double value)
+{
+    std::ostringstream text;
+    text << value;
+    return text.str();
+}
+
+/// The command line of mpipcl-bench (CLI11); each flag parses its value into @p o, which must
+/// outlive the returned app. Values go through our own parsers, so every bad value is reported
+/// with the flag's name and the offending text; the defaults shown come from Options{}.
+std::unique_ptr<CLI::App> make_app(Options& o)
+{
+    const Options defaults;
+    auto app = std::make_unique<CLI::App>(kDescription, "mpiexec -n 2 mpipcl-bench");
+    app->allow_extras(true);  // unknown arguments get our own message in parse_options
+    app->set_help_flag("-h,--help", "print this text and exit");
+    app->footer(kFooter);
+    auto option = [&](const char* flag, std::function<void(const std::string&)> parse,
+                      const char* type, const char* text, const std::string& default_text) {
+        app->add_option_function<std::string>(flag, std::move(parse), text)
+            ->type_name(type)
+            ->default_str(default_text);
+    };
+    option(
+        "--modes",
+        [&o](const std::string& v) {
+            o.modes = parse_modes(v);
             o.modes_given = true;
-        } else if (flag == "--sizes") {
+        },
+        "LIST", "comma list of single, multi, part-persistent, part-rma, part-native",
+        "all supported");
+    option(
+        "--sizes",
+        [&o](const std::string& v) {
             o.sizes.clear();
-            for (const auto& s : split(take())) {
+            for (const auto& s : split(v)) {
                 const std::size_t bytes = parse_size(s);
                 if (std::find(o.sizes.begin(), o.sizes.end(), bytes) != o.sizes.end()) {
                     throw UsageError("--sizes: " + s + " is listed twice");
                 }
                 o.sizes.push_back(bytes);
             }
-        } else if (flag == "--partitions") {
-            o.partitions = static_cast<int>(parse_integer(flag, take(), 1, kMaxPartitions));
-        } else if (flag == "--compute-ms") {
-            o.compute_ms = parse_real(flag, take(), kMaxComputeMs);
-        } else if (flag == "--noise") {
-            o.noise_pct = parse_real(flag, take(), 1000.0);
-        } else if (flag == "--side") {
-            o.sides = parse_side(take());
-        } else if (flag == "--iterations") {
-            o.iterations = static_cast<int>(parse_integer(flag, take(), 1, 1000000));
-        } else if (flag == "--warmup") {
-            o.warmup = static_cast<int>(parse_integer(flag, take(), 0, 1000000));
-        } else if (flag == "--seed") {
-            o.seed = static_cast<unsigned>(parse_integer(flag, take(), 0, UINT_MAX));
-        } else if (flag == "--csv") {
-            o.csv = take();
-        } else if (flag == "--plot") {
-            o.plot = take();
-        } else {
-            throw UsageError("unknown flag '" + flag + "'");
-        }
-        if (has_value && value.empty()) {
-            throw UsageError(flag + " needs a non-empty value");
-        }
+        },
+        "LIST", "total bytes per transfer, suffixes K, M, G", join_sizes(defaults.sizes));
+    option(
+        "--partitions",
+        [&o](const std::string& v) {
+            o.partitions = static_cast<int>(parse_integer("--partitions", v, 1, kMaxPartitions));
+        },
+        "T", "sender threads = partitions on both sides, 1..1024",
+        std::to_string(defaults.partitions));
+    option(
+        "--compute-ms",
+        [&o](const std::string& v) { o.compute_ms = parse_real("--compute-ms", v, kMaxComputeMs); },
+        "C", "compute time per thread in ms", number(defaults.compute_ms));
+    option(
+        "--noise", [&o](const std::string& v) { o.noise_pct = parse_real("--noise", v, 1000.0); },
+        "N", "extra compute of the one laggard thread, percent of C", number(defaults.noise_pct));
+    option(
+        "--side", [&o](const std::string& v) { o.sides = parse_side(v); }, "S",
+        "send (perceived bandwidth), recv (early arrival) or both", "both");
+    option(
+        "--iterations",
+        [&o](const std::string& v) {
+            o.iterations = static_cast<int>(parse_integer("--iterations", v, 1, 1000000));
+        },
+        "I", "measured iterations per point", std::to_string(defaults.iterations));
+    option(
+        "--warmup",
+        [&o](const std::string& v) {
+            o.warmup = static_cast<int>(parse_integer("--warmup", v, 0, 1000000));
+        },
+        "W", "discarded iterations per point", std::to_string(defaults.warmup));
+    option(
+        "--seed",
+        [&o](const std::string& v) {
+            o.seed = static_cast<unsigned>(parse_integer("--seed", v, 0, UINT_MAX));
+        },
+        "S", "seed of the laggard choice", std::to_string(defaults.seed));
+    option(
+        "--csv", [&o](const std::string& v) { o.csv = v; }, "FILE",
+        "write one row per (mode, side, size) with every parameter and statistic", "");
+    option(
+        "--plot", [&o](const std::string& v) { o.plot = v; }, "FILE.png",
+        "plot perceived bandwidth against size with gnuplot", "");
+    app->add_flag("--verify", o.verify,
+                  "check every received byte every iteration (exit 1 on a mismatch)");
+    return app;
+}
+
+void parse_into(Options& o, int argc, char** argv)
+{
+    const auto app = make_app(o);
+    try {
+        app->parse(argc, argv);
+    } catch (const CLI::CallForHelp&) {
+        o.help = true;
+        return;
+    } catch (const CLI::ParseError& e) {
+        // CLI11's own message (missing or repeated value, "--verify=x"); keep it on one line.
+        std::string what = e.what();
+        std::replace(what.begin(), what.end(), '\n', ' ');
+        throw UsageError(what);
+    }
+    for (const std::string& extra : app->remaining()) {
+        throw UsageError((extra.rfind('-', 0) == 0 ? "unknown flag '" : "unexpected argument '") +
+                         extra + "'");
     }
     for (const std::size_t bytes : o.sizes) {
         if (bytes % static_cast<std::size_t>(o.partitions) != 0) {
@@ -251,29 +313,8 @@ ParsedOptions parse_options(int argc, char** argv)
 
 std::string usage()
 {
-    return R"(usage: mpiexec -n 2 mpipcl-bench [flags]
-Early-bird / noise benchmark of partitioned communication (rank 0 sends, rank 1 receives).
-Each iteration, T sender threads "compute" (sleep) C ms, one of them C*(1+N/100) ms, then hand
-over their part; the sender measures the perceived time from the last thread's hand-over to
-the receiver's acknowledgement.
-
-  --modes LIST       comma list of single, multi, part-persistent, part-rma, part-native
-                     (default: every mode this MPI and mpipcl support)
-  --sizes LIST       total bytes per transfer, suffixes K, M, G (default 64K,256K,1M,4M,16M,64M)
-  --partitions T     sender threads = partitions on both sides, 1..1024 (default 16)
-  --compute-ms C     compute time per thread in ms (default 10)
-  --noise N          extra compute of the one laggard thread, percent of C (default 4)
-  --side S           send (perceived bandwidth), recv (early arrival) or both (default both)
-  --iterations I     measured iterations per point (default 20)
-  --warmup W         discarded iterations per point (default 2)
-  --seed S           seed of the laggard choice (default 1)
-  --verify           check every received byte every iteration (exit 1 on a mismatch)
-  --csv FILE         write one row per (mode, side, size) with every parameter and statistic
-  --plot FILE.png    plot perceived bandwidth against size with gnuplot
-  --help             this text
-Exit codes: 0 ok, 1 data mismatch under --verify, 2 bad command line or environment,
-3 an MPI call failed.
-)";
+    Options scratch;
+    return make_app(scratch)->help();
 }
 
 }  // namespace mpipcl::bench

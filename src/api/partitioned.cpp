@@ -12,10 +12,6 @@
 #include "requests/registry.hpp"
 #include "requests/request.hpp"
 
-#ifndef MPIPCL_PREADY_LIST_CONST
-#define MPIPCL_PREADY_LIST_CONST const
-#endif
-
 using mpipcl::api_guard;
 using mpipcl::ErrId;
 using mpipcl::Error;
@@ -100,7 +96,7 @@ int partitioned_init(Kind kind, const void* buf, int partitions, MPI_Count count
         InitArgs args;
         args.options = mpipcl::request_options(info);
         if (mpipcl::requests::settle_backend(&args.options) == mpipcl::BackendKind::Native) {
-#if MPI_VERSION >= 4
+#if MPIPCL_MPI_HAS_PARTITIONED
             return kind == Kind::Send
                        ? PMPI_Psend_init(buf, partitions, count, datatype, peer, tag, comm, info,
                                          request)
@@ -140,7 +136,7 @@ int being_freed(const char* fn)
     return raise_error(mpipcl::default_error_comm(), error_code(ErrId::WrongKind), fn);
 }
 
-#if MPI_VERSION < 4
+#if !MPIPCL_MPI_HAS_PARTITIONED
 int not_partitioned(const char* fn)
 {
     return raise_error(mpipcl::default_error_comm(), error_code(ErrId::WrongKind), fn);
@@ -173,7 +169,7 @@ MPIPCL_API int MPI_Pready(int partition, MPI_Request request)
         if (closing) {
             return being_freed("MPI_Pready");
         }
-#if MPI_VERSION >= 4
+#if MPIPCL_MPI_HAS_PARTITIONED
         return PMPI_Pready(partition, request);
 #else
         return not_partitioned("MPI_Pready");
@@ -190,7 +186,7 @@ MPIPCL_API int MPI_Pready_range(int partition_low, int partition_high, MPI_Reque
         if (closing) {
             return being_freed("MPI_Pready_range");
         }
-#if MPI_VERSION >= 4
+#if MPIPCL_MPI_HAS_PARTITIONED
         return PMPI_Pready_range(partition_low, partition_high, request);
 #else
         return not_partitioned("MPI_Pready_range");
@@ -218,7 +214,7 @@ MPIPCL_API int MPI_Pready_list(int length, MPIPCL_PREADY_LIST_CONST int array_of
         if (closing) {
             return being_freed("MPI_Pready_list");
         }
-#if MPI_VERSION >= 4
+#if MPIPCL_MPI_HAS_PARTITIONED
         return PMPI_Pready_list(length, array_of_partitions, request);
 #else
         return not_partitioned("MPI_Pready_list");
@@ -278,7 +274,7 @@ MPIPCL_API int MPI_Parrived(MPI_Request request, int partition, int* flag)
         if (closing) {
             return being_freed("MPI_Parrived");
         }
-#if MPI_VERSION >= 4
+#if MPIPCL_MPI_HAS_PARTITIONED
         return PMPI_Parrived(request, partition, flag);
 #else
         return not_partitioned("MPI_Parrived");

@@ -22,17 +22,15 @@ typedef int (*pready_fn)(int, MPI_Request);
 typedef int (*pready_range_fn)(int, int, MPI_Request);
 typedef int (*parrived_fn)(MPI_Request, int, int*);
 typedef int (*interposed_fn)(int*);
-#if MPI_VERSION < 4
-/* Our own declaration: exactly the MPI-4.0 signature. */
-typedef int (*pready_list_fn)(int, const int[], MPI_Request);
-#else
-/* The MPI library's declaration (MPICH 4.0.2 omits the const): only check that it exists. */
-typedef void (*pready_list_fn)(void);
-#define PREADY_LIST_CAST (pready_list_fn)
+/* mpipcl's own declaration is exactly MPI-4.0's; where the MPI declares the calls, its own
+ * prototype is in force (MPICH 4.0.2 and Open MPI 5.0 omit the const): mpipcl_config.h says. */
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+#if !MPIPCL_MPI_HAS_PARTITIONED
+_Static_assert(sizeof(STRINGIFY(MPIPCL_PREADY_LIST_CONST)) == sizeof("const"),
+               "mpipcl declares MPI_Pready_list with a const array");
 #endif
-#ifndef PREADY_LIST_CAST
-#define PREADY_LIST_CAST
-#endif
+typedef int (*pready_list_fn)(int, MPIPCL_PREADY_LIST_CONST int[], MPI_Request);
 
 static int self_transfer(void)
 {
@@ -76,7 +74,7 @@ int main(int argc, char** argv)
     precv_init_fn precv_init = MPI_Precv_init;
     pready_fn pready = MPI_Pready;
     pready_range_fn pready_range = MPI_Pready_range;
-    pready_list_fn pready_list = PREADY_LIST_CAST MPI_Pready_list;
+    pready_list_fn pready_list = MPI_Pready_list;
     parrived_fn parrived = MPI_Parrived;
     interposed_fn interposed = MPIX_Pcl_interposed;
     int errors = !psend_init || !precv_init || !pready || !pready_range || !pready_list ||

@@ -1,29 +1,43 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Downstream program: a self transfer through the installed library and headers. */
+/* Downstream program built against the installed library and headers (find_package or
+ * pkg-config): 2 ranks, 3 rounds of a partitioned transfer, every element verified. */
 #include <mpipcl.h>
-#include <stdio.h>
+
+#include "two_ranks.h"
+
+#define PARTS 4
+#define COUNT 1000
+#define ROUNDS 3
 
 int main(int argc, char** argv)
 {
-    int provided = 0;
-    int data[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-    int got[8] = {0};
+    static int buf[PARTS * COUNT];
     int interposed = 0;
     int errs = 0;
-    MPI_Request reqs[2];
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Request req;
+    const int rank = two_ranks_init(&argc, &argv, "consumer");
     MPIX_Pcl_interposed(&interposed);
-    MPI_Psend_init(data, 4, 2, MPI_INT, 0, 5, MPI_COMM_SELF, MPI_INFO_NULL, &reqs[0]);
-    MPI_Precv_init(got, 2, 4, MPI_INT, 0, 5, MPI_COMM_SELF, MPI_INFO_NULL, &reqs[1]);
-    MPI_Startall(2, reqs);
-    MPI_Pready_range(0, 3, reqs[0]);
-    MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);
-    for (int i = 0; i < 8; ++i) {
-        errs += got[i] != data[i];
+    errs += !interposed;
+    if (rank == 0) {
+        MPI_Psend_init(buf, PARTS, COUNT, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+    } else {
+        /* Any number of receive partitions with the same total. */
+        MPI_Precv_init(buf, PARTS / 2, 2 * COUNT, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_INFO_NULL,
+                       &req);
     }
-    MPI_Request_free(&reqs[0]);
-    MPI_Request_free(&reqs[1]);
-    MPI_Finalize();
-    printf("consumer: interposed=%d errors=%d (mpipcl %s)\n", interposed, errs, MPIPCL_VERSION);
-    return errs != 0 || !interposed;
+    for (int round = 0; round < ROUNDS; ++round) {
+        for (int i = 0; i < PARTS * COUNT; ++i) {
+            buf[i] = rank == 0 ? round * 100003 + i : -1;
+        }
+        MPI_Start(&req);
+        if (rank == 0) {
+            MPI_Pready_range(0, PARTS - 1, req);
+        }
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        for (int i = 0; rank == 1 && i < PARTS * COUNT; ++i) {
+            errs += buf[i] != round * 100003 + i;
+        }
+    }
+    MPI_Request_free(&req);
+    return two_ranks_finish(rank, errs, "consumer (mpipcl " MPIPCL_VERSION ")");
 }
