@@ -9,9 +9,8 @@
 #              BENCH_ARGS (extra flags for mpipcl-bench), BUILD_TYPE (default RelWithDebInfo),
 #              CTEST_ARGS (extra ctest flags, e.g. "-L smoke" for a subset), CTEST_ARGS_OPENMPI
 #              and CTEST_ARGS_MPICH (extra ctest flags against that MPI only),
-#              FINALIZE=report|gate|skip: the clean-finalize tests (label finalize) are run
-#              after the suite and reported, without failing the run (default report; the
-#              persistent backend does not always shut down cleanly yet), or gate on them.
+#              FINALIZE=gate|report|skip: the clean-finalize tests (label finalize) are run
+#              after the suite and fail the run (default gate), are only reported, or skipped.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -49,7 +48,7 @@ build() {  # $1 = openmpi | mpich
 }
 
 run_tests() {
-    local rc=0 finalize=${FINALIZE:-report} per_mpi
+    local rc=0 finalize=${FINALIZE:-gate} per_mpi
     for mpi in ${MPIS:-openmpi mpich}; do
         build "$mpi"
         per_mpi="CTEST_ARGS_${mpi^^}"

@@ -60,8 +60,9 @@ extern "C" {
  *         MPI_ERR_OTHER (MPI not initialized through this library).
  * Thread safety: may be called from any thread at MPI_THREAD_MULTIPLE.
  */
-MPIPCL_API int MPI_Psend_init(const void* buf, int partitions, MPI_Count count, MPI_Datatype datatype,
-                   int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request* request);
+MPIPCL_API int MPI_Psend_init(const void* buf, int partitions, MPI_Count count,
+                              MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                              MPI_Info info, MPI_Request* request);
 
 /**
  * @brief Create a partitioned receive request (local, never blocks).
@@ -78,8 +79,9 @@ MPIPCL_API int MPI_Psend_init(const void* buf, int partitions, MPI_Count count, 
  *         tag), MPI_ERR_ARG, MPI_ERR_COUNT, MPI_ERR_TYPE, MPI_ERR_COMM, MPI_ERR_NO_MEM.
  * Thread safety: may be called from any thread at MPI_THREAD_MULTIPLE.
  */
-MPIPCL_API int MPI_Precv_init(void* buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source,
-                   int tag, MPI_Comm comm, MPI_Info info, MPI_Request* request);
+MPIPCL_API int MPI_Precv_init(void* buf, int partitions, MPI_Count count, MPI_Datatype datatype,
+                              int source, int tag, MPI_Comm comm, MPI_Info info,
+                              MPI_Request* request);
 
 /**
  * @brief Mark one send partition ready to be transferred.

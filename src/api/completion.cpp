@@ -303,8 +303,7 @@ MPIPCL_API int MPI_Waitall(int count, MPI_Request array_of_requests[],
                 // Open MPI 4.1's blocking wait missed the completion of a truncated receive
                 // that our progress thread's MPI call had completed (1 run in ~15 hung).
                 int f = 0;
-                const int rc =
-                    PMPI_Testall(o.size(), o.reqs.data(), &f, o.st(array_of_statuses));
+                const int rc = PMPI_Testall(o.size(), o.reqs.data(), &f, o.st(array_of_statuses));
                 if (f || rc != MPI_SUCCESS) {
                     others_done = true;
                     moved = true;
@@ -472,8 +471,8 @@ MPIPCL_API int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int* o
     }
     Backoff b = mpipcl::user_wait_backoff();
     for (;;) {
-        const int rc = MPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
-                                    array_of_statuses);
+        const int rc =
+            MPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
         if (rc != MPI_SUCCESS || outcount == nullptr || *outcount != 0) {
             return rc;
         }

@@ -29,8 +29,8 @@ bool resolves_here(const char* symbol)
 
 bool interposed()
 {
-    return resolves_here("MPI_Wait") && resolves_here("MPI_Start") &&
-           resolves_here("MPI_Pready") && resolves_here("MPI_Init_thread");
+    return resolves_here("MPI_Wait") && resolves_here("MPI_Start") && resolves_here("MPI_Pready") &&
+           resolves_here("MPI_Init_thread");
 }
 
 void init_library()
@@ -113,7 +113,8 @@ MPIPCL_API int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newco
     return note_child(PMPI_Comm_split(comm, color, key, newcomm), comm, newcomm);
 }
 
-MPIPCL_API int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm)
+MPIPCL_API int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                                   MPI_Comm* newcomm)
 {
     return note_child(PMPI_Comm_split_type(comm, split_type, key, info, newcomm), comm, newcomm);
 }
@@ -124,7 +125,7 @@ MPIPCL_API int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm
 }
 
 MPIPCL_API int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
-                    int reorder, MPI_Comm* comm_cart)
+                               int reorder, MPI_Comm* comm_cart)
 {
     return note_child(PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart),
                       comm_old, comm_cart);

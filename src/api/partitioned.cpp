@@ -97,11 +97,10 @@ int partitioned_init(Kind kind, const void* buf, int partitions, MPI_Count count
         args.options = mpipcl::request_options(info);
         if (mpipcl::requests::settle_backend(&args.options) == mpipcl::BackendKind::Native) {
 #if MPIPCL_MPI_HAS_PARTITIONED
-            return kind == Kind::Send
-                       ? PMPI_Psend_init(buf, partitions, count, datatype, peer, tag, comm, info,
-                                         request)
-                       : PMPI_Precv_init(const_cast<void*>(buf), partitions, count, datatype,
-                                         peer, tag, comm, info, request);
+            return kind == Kind::Send ? PMPI_Psend_init(buf, partitions, count, datatype, peer, tag,
+                                                        comm, info, request)
+                                      : PMPI_Precv_init(const_cast<void*>(buf), partitions, count,
+                                                        datatype, peer, tag, comm, info, request);
 #else
             throw Error(ErrId::Unsupported,
                         "mpipcl_backend=native: this MPI library has no partitioned calls");
@@ -147,15 +146,17 @@ int not_partitioned(const char* fn)
 
 extern "C" {
 
-MPIPCL_API int MPI_Psend_init(const void* buf, int partitions, MPI_Count count, MPI_Datatype datatype,
-                   int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request* request)
+MPIPCL_API int MPI_Psend_init(const void* buf, int partitions, MPI_Count count,
+                              MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                              MPI_Info info, MPI_Request* request)
 {
     return partitioned_init(Kind::Send, buf, partitions, count, datatype, dest, tag, comm, info,
                             request, "MPI_Psend_init");
 }
 
-MPIPCL_API int MPI_Precv_init(void* buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source,
-                   int tag, MPI_Comm comm, MPI_Info info, MPI_Request* request)
+MPIPCL_API int MPI_Precv_init(void* buf, int partitions, MPI_Count count, MPI_Datatype datatype,
+                              int source, int tag, MPI_Comm comm, MPI_Info info,
+                              MPI_Request* request)
 {
     return partitioned_init(Kind::Recv, buf, partitions, count, datatype, source, tag, comm, info,
                             request, "MPI_Precv_init");
@@ -206,7 +207,7 @@ MPIPCL_API int MPI_Pready_range(int partition_low, int partition_high, MPI_Reque
 }
 
 MPIPCL_API int MPI_Pready_list(int length, MPIPCL_PREADY_LIST_CONST int array_of_partitions[],
-                    MPI_Request request)
+                               MPI_Request request)
 {
     bool closing = false;
     HandleRegistry::Ref r = HandleRegistry::instance().acquire(request, &closing);

@@ -17,7 +17,11 @@ class Backoff {
     Backoff(int yield_us, int max_sleep_us) : yield_us_(yield_us), max_sleep_us_(max_sleep_us) {}
 
     /// Something happened: poll eagerly again.
-    void reset() { idle_since_valid_ = false; sleep_us_ = 1; }
+    void reset()
+    {
+        idle_since_valid_ = false;
+        sleep_us_ = 1;
+    }
 
     void pause()
     {

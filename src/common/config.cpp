@@ -62,9 +62,12 @@ bool parse_notify(const std::string& text, NotifyMode* out)
 const char* backend_name(BackendKind kind)
 {
     switch (kind) {
-        case BackendKind::Persistent: return "persistent";
-        case BackendKind::Rma: return "rma";
-        case BackendKind::Native: return "native";
+        case BackendKind::Persistent:
+            return "persistent";
+        case BackendKind::Rma:
+            return "rma";
+        case BackendKind::Native:
+            return "native";
     }
     return "?";
 }
@@ -135,8 +138,8 @@ RequestOptions request_options(MPI_Info info)
     int flag = 0;
     PMPI_Info_get(info, "mpipcl_backend", MPI_MAX_INFO_VAL, value, &flag);
     if (flag && !parse_backend(value, &o.backend)) {
-        throw Error(ErrId::BadBackend, std::string("mpipcl_backend=") + value +
-                                           " is not persistent|rma|native");
+        throw Error(ErrId::BadBackend,
+                    std::string("mpipcl_backend=") + value + " is not persistent|rma|native");
     }
     o.backend_from_info = flag != 0;
     PMPI_Info_get(info, "mpipcl_messages", MPI_MAX_INFO_VAL, value, &flag);

@@ -30,10 +30,10 @@ const char* backend_name(BackendKind kind);
 struct Config {
     BackendKind backend = BackendKind::Persistent;  ///< MPIPCL_BACKEND
     bool progress_thread = true;                    ///< MPIPCL_PROGRESS_THREAD (0/1)
-    int messages = 0;                  ///< MPIPCL_MESSAGES: internal messages, 0 = automatic
+    int messages = 0;                       ///< MPIPCL_MESSAGES: internal messages, 0 = automatic
     std::int64_t min_message_bytes = 4096;  ///< MPIPCL_MIN_MESSAGE_BYTES (automatic mode)
     int max_messages = 1024;                ///< MPIPCL_MAX_MESSAGES (automatic mode cap)
-    int progress_max_sleep_us = 50;        ///< MPIPCL_PROGRESS_MAX_SLEEP_US
+    int progress_max_sleep_us = 50;         ///< MPIPCL_PROGRESS_MAX_SLEEP_US
     bool rma_window = true;                 ///< MPIPCL_RMA (0/1): create the RMA window
     int rma_max_attach = -1;  ///< MPIPCL_RMA_MAX_ATTACH: attachment budget, -1 = ask the MPI
     /// MPIPCL_RMA_PUT_BYTES: largest single MPI_Put, 0 = no limit. MPICH 4.0's Puts into a
@@ -44,8 +44,8 @@ struct Config {
 #else
     std::int64_t rma_put_bytes = 0;
 #endif
-    NotifyMode notify = NotifyMode::Auto;   ///< MPIPCL_NOTIFY
-    bool backend_env_invalid = false;       ///< MPIPCL_BACKEND was set to something unknown
+    NotifyMode notify = NotifyMode::Auto;  ///< MPIPCL_NOTIFY
+    bool backend_env_invalid = false;      ///< MPIPCL_BACKEND was set to something unknown
 
     static Config load();
 };

@@ -94,10 +94,10 @@ int api_guard(MPI_Comm comm, const char* fn, F&& body) noexcept
 }  // namespace mpipcl
 
 /// Evaluates a PMPI call and throws mpipcl::Error with the original code when it fails.
-#define MPIPCL_CHECK_MPI(call)                                                  \
-    do {                                                                        \
-        int mpipcl_rc_ = (call);                                                \
-        if (mpipcl_rc_ != MPI_SUCCESS) {                                        \
-            throw ::mpipcl::Error(mpipcl_rc_, #call " failed");                 \
-        }                                                                       \
+#define MPIPCL_CHECK_MPI(call)                                  \
+    do {                                                        \
+        int mpipcl_rc_ = (call);                                \
+        if (mpipcl_rc_ != MPI_SUCCESS) {                        \
+            throw ::mpipcl::Error(mpipcl_rc_, #call " failed"); \
+        }                                                       \
     } while (0)

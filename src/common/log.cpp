@@ -30,8 +30,8 @@ void write(Level level, const char* file, int line, const char* fmt, ...)
     std::vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     std::fprintf(stderr, "[mpipcl r%d t%ld] %s: %s (%s:%d)\n", rank,
-                 static_cast<long>(syscall(SYS_gettid)), names[static_cast<int>(level)], msg,
-                 file, line);
+                 static_cast<long>(syscall(SYS_gettid)), names[static_cast<int>(level)], msg, file,
+                 line);
 }
 
 }  // namespace mpipcl::log

@@ -20,10 +20,10 @@ void write(Level level, const char* file, int line, const char* fmt, ...)
 #endif
 
 /// Arguments are not evaluated when the level is disabled.
-#define MPIPCL_LOG(level, ...)                                                              \
-    do {                                                                                    \
-        if (static_cast<int>(::mpipcl::log::Level::level) <= MPIPCL_MAX_LOG_LEVEL &&        \
-            static_cast<int>(::mpipcl::log::Level::level) <= ::mpipcl::log::g_level) {      \
+#define MPIPCL_LOG(level, ...)                                                                  \
+    do {                                                                                        \
+        if (static_cast<int>(::mpipcl::log::Level::level) <= MPIPCL_MAX_LOG_LEVEL &&            \
+            static_cast<int>(::mpipcl::log::Level::level) <= ::mpipcl::log::g_level) {          \
             ::mpipcl::log::write(::mpipcl::log::Level::level, __FILE__, __LINE__, __VA_ARGS__); \
-        }                                                                                   \
+        }                                                                                       \
     } while (0)

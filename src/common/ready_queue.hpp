@@ -85,10 +85,7 @@ class ReadyQueue {
 
    private:
     static constexpr std::uint64_t kDraining = std::uint64_t{1} << 32;
-    static int head_of(std::uint64_t w) noexcept
-    {
-        return static_cast<int>(w & 0xffffffffu) - 1;
-    }
+    static int head_of(std::uint64_t w) noexcept { return static_cast<int>(w & 0xffffffffu) - 1; }
 
     std::atomic<std::uint64_t> word_{0};
     std::unique_ptr<std::atomic<int>[]> next_;

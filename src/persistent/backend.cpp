@@ -11,8 +11,7 @@ namespace mpipcl::persistent {
 namespace {
 PartitionMap map_of(const Agreement& a)
 {
-    return make_partition_map(a.send_partitions, a.send_part_bytes, a.recv_elem_bytes,
-                              a.messages);
+    return make_partition_map(a.send_partitions, a.send_part_bytes, a.recv_elem_bytes, a.messages);
 }
 
 int checked_int(std::int64_t n)
@@ -37,10 +36,10 @@ Offer make_offer(const Endpoint& ep, const RequestOptions& opts)
 {
     Offer o;
     o.backend = BackendKind::Persistent;
-    o.messages = opts.messages > 0 ? opts.messages
-                                   : auto_messages(ep.partitions, ep.total_bytes(),
-                                                   config().min_message_bytes,
-                                                   config().max_messages);
+    o.messages = opts.messages > 0
+                     ? opts.messages
+                     : auto_messages(ep.partitions, ep.total_bytes(), config().min_message_bytes,
+                                     config().max_messages);
     return o;
 }
 
@@ -69,10 +68,10 @@ PersistentBackend::PersistentBackend(const Endpoint& ep, const Agreement& a, MPI
                 }
                 const std::int64_t elems =
                     map_.total_bytes == 0 ? 0 : static_cast<std::int64_t>(p1 - p0) * ep.count;
-                void* ptr = offset_address(ep.buf, static_cast<std::int64_t>(p0) * ep.count *
-                                                       ep.extent);
-                MPIPCL_CHECK_MPI(PMPI_Send_init(ptr, checked_int(elems), ep.datatype,
-                                                ep.peer_world, a.tag_base + m, comm, &reqs_[m]));
+                void* ptr =
+                    offset_address(ep.buf, static_cast<std::int64_t>(p0) * ep.count * ep.extent);
+                MPIPCL_CHECK_MPI(PMPI_Send_init(ptr, checked_int(elems), ep.datatype, ep.peer_world,
+                                                a.tag_base + m, comm, &reqs_[m]));
             }
         } else {
             arrived_ = std::make_unique<std::atomic<std::uint8_t>[]>(m_count);
@@ -85,8 +84,8 @@ PersistentBackend::PersistentBackend(const Endpoint& ep, const Agreement& a, MPI
                     elems = (map_.begin[m + 1] - map_.begin[m]) / ep.elem_bytes;
                 }
                 void* ptr = offset_address(ep.buf, first_elem * ep.extent);
-                MPIPCL_CHECK_MPI(PMPI_Recv_init(ptr, checked_int(elems), ep.datatype,
-                                                ep.peer_world, a.tag_base + m, comm, &reqs_[m]));
+                MPIPCL_CHECK_MPI(PMPI_Recv_init(ptr, checked_int(elems), ep.datatype, ep.peer_world,
+                                                a.tag_base + m, comm, &reqs_[m]));
             }
             recv_part_bytes_ = ep.part_bytes();
             if (ep.partitions <= kCachedPartitions) {

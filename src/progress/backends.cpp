@@ -56,9 +56,9 @@ std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts, 
         a->backend = BackendKind::Persistent;  // receiver: this buffer/datatype cannot use RMA
     }
     if (a->messages <= 0) {
-        a->messages = persistent::auto_messages(a->send_partitions,
-                                                a->send_part_bytes * a->send_partitions,
-                                                config().min_message_bytes, config().max_messages);
+        a->messages =
+            persistent::auto_messages(a->send_partitions, a->send_part_bytes * a->send_partitions,
+                                      config().min_message_bytes, config().max_messages);
     }
     const bool recv = ep.kind == Kind::Recv;
     if (recv) {

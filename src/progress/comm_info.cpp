@@ -137,4 +137,3 @@ void note_child_comm(MPI_Comm parent, MPI_Comm newcomm)
 }
 
 }  // namespace mpipcl::progress
-

@@ -369,12 +369,12 @@ void Engine::handle_ctrl_locked(const CtrlMsg& msg, int src)
             handle_abort_locked(msg, src);
             break;
         default:
-            MPIPCL_LOG(Error, "unknown control message %d from %d", static_cast<int>(msg.type), src);
+            MPIPCL_LOG(Error, "unknown control message %d from %d", static_cast<int>(msg.type),
+                       src);
     }
 }
 
-void Engine::match_or_queue_locked(const TransferPtr& recv, const MatchKey& key,
-                                   bool first_in_line)
+void Engine::match_or_queue_locked(const TransferPtr& recv, const MatchKey& key, bool first_in_line)
 {
     Setup setup{};
     if (pop_front(unexpected_, key, &setup)) {
@@ -609,8 +609,8 @@ void Engine::drain_ctrl_locked()
     // collective: exchange how many each process sent to each other, then receive the rest.
     const int n = static_cast<int>(sent_to_.size());
     std::vector<std::uint64_t> expected(n, 0);
-    if (PMPI_Alltoall(sent_to_.data(), 1, MPI_UINT64_T, expected.data(), 1, MPI_UINT64_T,
-                      comm_) != MPI_SUCCESS) {
+    if (PMPI_Alltoall(sent_to_.data(), 1, MPI_UINT64_T, expected.data(), 1, MPI_UINT64_T, comm_) !=
+        MPI_SUCCESS) {
         MPIPCL_LOG(Warn, "finalize: cannot count the pending control messages");
         expected = recv_from_;
     }

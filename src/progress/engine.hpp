@@ -120,8 +120,8 @@ class Engine {
     std::vector<std::uint64_t> recv_from_;  ///< control messages received, per private rank
     std::map<MatchKey, std::deque<Setup>> unexpected_;
     std::map<MatchKey, std::deque<TransferPtr>> unmatched_;
-    std::unordered_map<std::uint64_t, TransferPtr> all_;    // every live transfer, by id
-    std::unordered_map<std::uint64_t, TransferPtr> sends_;  // by send id
+    std::unordered_map<std::uint64_t, TransferPtr> all_;          // every live transfer, by id
+    std::unordered_map<std::uint64_t, TransferPtr> sends_;        // by send id
     std::map<std::pair<int, std::uint64_t>, TransferPtr> recvs_;  // (src, send id)
     std::unordered_map<std::uint64_t, Setup> matched_;  // never-started receive id -> its Setup
     std::vector<TransferPtr> active_;

@@ -10,11 +10,11 @@ namespace mpipcl::progress {
 constexpr int kCtrlTag = 0;
 
 enum class MsgType : std::int32_t {
-    Setup = 1,      ///< sender -> receiver, at Psend_init: describes the send side
-    Reply = 2,      ///< receiver -> sender, at the receive's first Start: accepted or error
-    Cancel = 3,     ///< sender -> receiver: a never-started send request was freed
-    Ready = 5,      ///< receiver -> sender: round extra[0] has started (buffer writable)
-    Abort = 6,      ///< either way, after pairing: the pair failed with error (sticky)
+    Setup = 1,   ///< sender -> receiver, at Psend_init: describes the send side
+    Reply = 2,   ///< receiver -> sender, at the receive's first Start: accepted or error
+    Cancel = 3,  ///< sender -> receiver: a never-started send request was freed
+    Ready = 5,   ///< receiver -> sender: round extra[0] has started (buffer writable)
+    Abort = 6,   ///< either way, after pairing: the pair failed with error (sticky)
 };
 
 /// CtrlMsg::tag of an Abort: which side of the pair it is addressed to.
@@ -24,17 +24,17 @@ constexpr std::int32_t kAbortToSender = 1;
 /// Fixed-size, trivially copyable; both sides run the same binary layout (same library).
 struct CtrlMsg {
     MsgType type;
-    std::int32_t tag;          ///< the user's tag (Setup, Cancel); Abort: kAbortTo*
-    std::uint64_t comm_key;    ///< the user's communicator (Setup)
-    std::uint64_t send_id;     ///< sender's request id
-    std::uint64_t recv_id;     ///< receiver's request id (Reply, Ready)
-    std::int64_t part_bytes;   ///< bytes per partition of the writer's side
-    std::int64_t elem_bytes;   ///< type size of the writer's datatype
-    std::int32_t partitions;   ///< partitions of the writer's side
-    std::int32_t backend;      ///< BackendKind asked for (Setup) / agreed (Reply)
-    std::int32_t messages;     ///< requested internal messages, 0 = automatic
-    std::int32_t tag_base;     ///< Reply: first data tag
-    std::int32_t error;        ///< Reply, Abort: encoded error (ErrId+1), 0 = accepted
+    std::int32_t tag;         ///< the user's tag (Setup, Cancel); Abort: kAbortTo*
+    std::uint64_t comm_key;   ///< the user's communicator (Setup)
+    std::uint64_t send_id;    ///< sender's request id
+    std::uint64_t recv_id;    ///< receiver's request id (Reply, Ready)
+    std::int64_t part_bytes;  ///< bytes per partition of the writer's side
+    std::int64_t elem_bytes;  ///< type size of the writer's datatype
+    std::int32_t partitions;  ///< partitions of the writer's side
+    std::int32_t backend;     ///< BackendKind asked for (Setup) / agreed (Reply)
+    std::int32_t messages;    ///< requested internal messages, 0 = automatic
+    std::int32_t tag_base;    ///< Reply: first data tag
+    std::int32_t error;       ///< Reply, Abort: encoded error (ErrId+1), 0 = accepted
     std::int32_t reserved;
     /// Backend data. Setup: [0] NotifyMode asked for; Reply: the rma target description
     /// (rma::TargetInfo); Ready: [0] the round the receiver started.

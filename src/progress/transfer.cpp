@@ -8,8 +8,7 @@
 
 namespace mpipcl::progress {
 
-Transfer::Transfer(const Endpoint& ep, const RequestOptions& opts, std::uint64_t id,
-                   bool owns_type)
+Transfer::Transfer(const Endpoint& ep, const RequestOptions& opts, std::uint64_t id, bool owns_type)
     : ep_(ep), opts_(opts), id_(id), owns_type_(owns_type)
 {
     if (ep_.kind == Kind::Send) {

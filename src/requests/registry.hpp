@@ -112,9 +112,9 @@ class HandleRegistry {
     /// Longest probe any insert used: a lookup that misses stops there (erased entries become
     /// tombstones that later inserts reuse, so chains stay short without rebuilding).
     std::atomic<std::size_t> max_probe_{0};
-    std::deque<Slot> slots_;     ///< every slot ever made (stable addresses)
-    std::vector<Slot*> free_;    ///< closed slots, reused by insert
-    std::size_t entries_ = 0;    ///< live handles in the table
+    std::deque<Slot> slots_;   ///< every slot ever made (stable addresses)
+    std::vector<Slot*> free_;  ///< closed slots, reused by insert
+    std::size_t entries_ = 0;  ///< live handles in the table
     std::atomic<int> live_{0};
     mutable std::mutex mu_;
 };

@@ -505,8 +505,7 @@ Offer make_offer(const Endpoint& ep, const RequestOptions& opts)
     return o;
 }
 
-std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts,
-                                const Agreement& a)
+std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts, const Agreement& a)
 {
     try {
         return std::make_unique<RmaBackend>(ep, opts, a);

@@ -113,7 +113,7 @@ class RmaBackend final : public Backend {
     std::vector<int> part_unit_;
     std::unique_ptr<std::atomic<int>[]> remaining_;  ///< per unit: partitions not yet ready
     ReadyQueue ready_;                               ///< units whose partitions are all ready
-    std::atomic<bool> described_{false};  ///< target_type_ is built
+    std::atomic<bool> described_{false};             ///< target_type_ is built
     std::atomic<int> flags_done_{0};
     std::atomic<int> flush_error_{MPI_SUCCESS};
     // Flusher-only (one drainer at a time, see ReadyQueue).

@@ -22,7 +22,7 @@ NotifyMap make_notify_map(int send_partitions, std::int64_t send_part_bytes,
     NotifyMap m;
     m.total_bytes = static_cast<std::int64_t>(send_partitions) * send_part_bytes;
     m.units = make_partition_map(send_partitions, send_part_bytes, recv_elem_bytes,
-                                      messages > 0 ? messages : send_partitions);
+                                 messages > 0 ? messages : send_partitions);
     const int units = m.units.messages();
     if (m.total_bytes == 0) {
         // Nothing to Put: one flag announces the (empty) round.

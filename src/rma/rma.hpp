@@ -34,7 +34,6 @@ Offer make_offer(const Endpoint& ep, const RequestOptions& opts);
 /// region, attach limit, datatype that cannot be flattened) and the caller then uses the
 /// persistent backend. Sender: builds the Put datatypes from the Reply (a.peer_extra).
 /// Throws Error. Engine lock held.
-std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts,
-                                const Agreement& a);
+std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts, const Agreement& a);
 
 }  // namespace mpipcl::rma

@@ -18,9 +18,9 @@ enum { PSEND, PRECV, QSEND, QRECV, ISEND, IRECV, NULLREQ, INACTIVE, NREQ };
 #define STARTED 4
 
 enum { WAIT, WAITALL, WAITANY, WAITSOME, TEST, TESTALL, TESTANY, TESTSOME, NUM_VARIANTS };
-static const char* const variant_name[] = {"MPI_Wait",    "MPI_Waitall", "MPI_Waitany",
+static const char* const variant_name[] = {"MPI_Wait",     "MPI_Waitall", "MPI_Waitany",
                                            "MPI_Waitsome", "MPI_Test",    "MPI_Testall",
-                                           "MPI_Testany", "MPI_Testsome"};
+                                           "MPI_Testany",  "MPI_Testsome"};
 
 static int peer;
 static unsigned char psbuf[PBYTES], prbuf[PBYTES], isbuf[IBYTES], irbuf[IBYTES];

@@ -41,10 +41,10 @@ static void proc_null(void)
     memset(sbuf, 1, sizeof sbuf);
     memset(rbuf, SENTINEL, sizeof rbuf);
     MPI_Request req[2];
-    TU_MPI(MPI_Psend_init(sbuf, 4, 10, MPI_INT, MPI_PROC_NULL, TAG, MPI_COMM_WORLD,
-                          MPI_INFO_NULL, &req[0]));
-    TU_MPI(MPI_Precv_init(rbuf, 2, 20, MPI_INT, MPI_PROC_NULL, TAG, MPI_COMM_WORLD,
-                          MPI_INFO_NULL, &req[1]));
+    TU_MPI(MPI_Psend_init(sbuf, 4, 10, MPI_INT, MPI_PROC_NULL, TAG, MPI_COMM_WORLD, MPI_INFO_NULL,
+                          &req[0]));
+    TU_MPI(MPI_Precv_init(rbuf, 2, 20, MPI_INT, MPI_PROC_NULL, TAG, MPI_COMM_WORLD, MPI_INFO_NULL,
+                          &req[1]));
     for (int round = 0; round < ROUNDS; ++round) {
         TU_MPI(MPI_Startall(2, req));
         TU_MPI(MPI_Pready_range(0, 3, req[0]));
@@ -54,8 +54,8 @@ static void proc_null(void)
         int count = -1;
         MPI_Get_count(&st, MPI_INT, &count);
         TU_CHECK_MSG(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG && count == 0,
-                     "MPI_PROC_NULL status: source %d tag %d count %d", st.MPI_SOURCE,
-                     st.MPI_TAG, count);
+                     "MPI_PROC_NULL status: source %d tag %d count %d", st.MPI_SOURCE, st.MPI_TAG,
+                     count);
         tu_verify_value(rbuf, sizeof rbuf, SENTINEL, "buffer of a receive from MPI_PROC_NULL");
     }
     TU_MPI(MPI_Request_free(&req[0]));
@@ -72,11 +72,11 @@ static void unknown_info_keys(void)
     MPI_Request req;
     if (tu_rank == 0) {
         tu_fill(buf, sizeof buf, 0, 0, 0);
-        TU_MPI(MPI_Psend_init(buf, 4, sizeof buf / 4, MPI_BYTE, 1, TAG, MPI_COMM_WORLD, info,
-                              &req));
+        TU_MPI(
+            MPI_Psend_init(buf, 4, sizeof buf / 4, MPI_BYTE, 1, TAG, MPI_COMM_WORLD, info, &req));
     } else {
-        TU_MPI(MPI_Precv_init(buf, 2, sizeof buf / 2, MPI_BYTE, 0, TAG, MPI_COMM_WORLD, info,
-                              &req));
+        TU_MPI(
+            MPI_Precv_init(buf, 2, sizeof buf / 2, MPI_BYTE, 0, TAG, MPI_COMM_WORLD, info, &req));
     }
     MPI_Info_free(&info); /* the requests must not depend on the info object */
     TU_MPI(MPI_Start(&req));

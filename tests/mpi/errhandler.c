@@ -29,14 +29,14 @@ static void on_other(MPI_Comm* comm, int* code, ...)
 }
 
 /* The call returned an error of class @p cls and invoked hc's handler exactly once. */
-#define EXPECT_HANDLED(call, cls)                                                              \
-    do {                                                                                       \
-        int before_ = hc_calls;                                                                \
-        TU_EXPECT_ERR((call), (cls));                                                          \
-        TU_CHECK_MSG(hc_calls == before_ + 1, "%s: handler called %d times, expected once",   \
-                     #call, hc_calls - before_);                                               \
-        TU_CHECK_MSG(last_class == (cls), "%s: handler saw class %d, expected %d", #call,     \
-                     last_class, (cls));                                                       \
+#define EXPECT_HANDLED(call, cls)                                                                  \
+    do {                                                                                           \
+        int before_ = hc_calls;                                                                    \
+        TU_EXPECT_ERR((call), (cls));                                                              \
+        TU_CHECK_MSG(hc_calls == before_ + 1, "%s: handler called %d times, expected once", #call, \
+                     hc_calls - before_);                                                          \
+        TU_CHECK_MSG(last_class == (cls), "%s: handler saw class %d, expected %d", #call,          \
+                     last_class, (cls));                                                           \
     } while (0)
 
 int main(int argc, char** argv)
@@ -58,8 +58,8 @@ int main(int argc, char** argv)
                                   MPI_INFO_NULL, &req),
                    MPI_ERR_RANK);
     if (tu_rank == 0) {
-        TU_MPI(MPI_Psend_init(buf, PARTS, TOTAL / PARTS, MPI_BYTE, 1, TAG, hc, MPI_INFO_NULL,
-                              &req));
+        TU_MPI(
+            MPI_Psend_init(buf, PARTS, TOTAL / PARTS, MPI_BYTE, 1, TAG, hc, MPI_INFO_NULL, &req));
         EXPECT_HANDLED(MPI_Pready(0, req), MPI_ERR_REQUEST); /* before Start */
         TU_MPI(MPI_Start(&req));
         tu_fill(buf, TOTAL, 0, 0, 0);
@@ -69,8 +69,8 @@ int main(int argc, char** argv)
         TU_MPI(MPI_Pready_range(0, PARTS - 1, req));
     } else {
         memset(buf, 0, TOTAL);
-        TU_MPI(MPI_Precv_init(buf, PARTS, TOTAL / PARTS, MPI_BYTE, 0, TAG, hc, MPI_INFO_NULL,
-                              &req));
+        TU_MPI(
+            MPI_Precv_init(buf, PARTS, TOTAL / PARTS, MPI_BYTE, 0, TAG, hc, MPI_INFO_NULL, &req));
         TU_MPI(MPI_Start(&req));
         EXPECT_HANDLED(MPI_Parrived(req, -1, &flag), MPI_ERR_ARG);
         EXPECT_HANDLED(MPI_Pready(0, req), MPI_ERR_REQUEST);

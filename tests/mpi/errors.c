@@ -27,12 +27,12 @@ static void init_errors(void)
                   MPI_ERR_ARG);
     TU_EXPECT_ERR(MPI_Precv_init(rbuf, 0, 1, MPI_BYTE, 1 - tu_rank, TAG, ec, MPI_INFO_NULL, &req),
                   MPI_ERR_ARG);
-    TU_EXPECT_ERR(MPI_Precv_init(rbuf, 4, 1, MPI_BYTE, MPI_ANY_SOURCE, TAG, ec, MPI_INFO_NULL,
-                                 &req),
-                  MPI_ERR_RANK);
-    TU_EXPECT_ERR(MPI_Precv_init(rbuf, 4, 1, MPI_BYTE, 1 - tu_rank, MPI_ANY_TAG, ec,
-                                 MPI_INFO_NULL, &req),
-                  MPI_ERR_TAG);
+    TU_EXPECT_ERR(
+        MPI_Precv_init(rbuf, 4, 1, MPI_BYTE, MPI_ANY_SOURCE, TAG, ec, MPI_INFO_NULL, &req),
+        MPI_ERR_RANK);
+    TU_EXPECT_ERR(
+        MPI_Precv_init(rbuf, 4, 1, MPI_BYTE, 1 - tu_rank, MPI_ANY_TAG, ec, MPI_INFO_NULL, &req),
+        MPI_ERR_TAG);
     /* mpipcl's own key with a malformed value (README/docs/config.md: MPI_ERR_INFO_VALUE). */
     MPI_Info info;
     MPI_Info_create(&info);
@@ -76,8 +76,8 @@ static int active_request_errors(MPI_Request* req)
 static void sender_errors(void)
 {
     MPI_Request req;
-    TU_MPI(MPI_Psend_init(sbuf, SPARTS, TOTAL / SPARTS, MPI_BYTE, RECEIVER, TAG, ec,
-                          MPI_INFO_NULL, &req));
+    TU_MPI(MPI_Psend_init(sbuf, SPARTS, TOTAL / SPARTS, MPI_BYTE, RECEIVER, TAG, ec, MPI_INFO_NULL,
+                          &req));
     int list[3] = {1, 2, 1};
     TU_EXPECT_ERR(MPI_Pready(0, req), MPI_ERR_REQUEST); /* before Start */
     TU_EXPECT_ERR(MPI_Pready_range(0, 1, req), MPI_ERR_REQUEST);
@@ -147,8 +147,7 @@ static int mismatch(int extra)
     } else {
         memset(rbuf, 0, TOTAL);
         memset(rbuf + TOTAL, GUARD_BYTE, GUARD);
-        TU_MPI(MPI_Precv_init(rbuf, 4, TOTAL / 4, MPI_BYTE, SENDER, TAG, ec, MPI_INFO_NULL,
-                              &req));
+        TU_MPI(MPI_Precv_init(rbuf, 4, TOTAL / 4, MPI_BYTE, SENDER, TAG, ec, MPI_INFO_NULL, &req));
         TU_MPI(MPI_Start(&req));
         rc = tu_wait(&req, MPI_STATUS_IGNORE, "mismatched receive");
         tu_verify_value(rbuf + TOTAL, GUARD, GUARD_BYTE, "guard after the receive buffer");

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* MPI-4.0 Example 4.1: send-side partitioning (8 send partitions, 1 receive partition), MPI_Test. */
+/* MPI-4.0 Example 4.1: send-side partitioning (8 send partitions, 1 receive partition), MPI_Test.
+ */
 #include "testutil.h"
 
 #define NUM_THREADS 8
@@ -21,8 +22,8 @@ int main(int argc, char* argv[]) /* send-side partitioning */
     if (tu_rank == 0) {
         MPI_Type_contiguous(send_partlength, MPI_DOUBLE, &xfer_type);
         MPI_Type_commit(&xfer_type);
-        TU_MPI(MPI_Psend_init(message, send_partitions, count, xfer_type, dest, tag,
-                              MPI_COMM_WORLD, info, &request));
+        TU_MPI(MPI_Psend_init(message, send_partitions, count, xfer_type, dest, tag, MPI_COMM_WORLD,
+                              info, &request));
         TU_MPI(MPI_Start(&request));
         for (int i = 0; i < send_partitions; ++i) {
             /* compute and fill partition #i, then mark ready: */

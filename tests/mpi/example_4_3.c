@@ -23,8 +23,8 @@ int main(int argc, char* argv[]) /* send-side partitioning */
     if (tu_rank == 0) {
         MPI_Type_contiguous(send_partlength, MPI_DOUBLE, &send_type);
         MPI_Type_commit(&send_type);
-        TU_MPI(MPI_Psend_init(message, send_partitions, count, send_type, dest, tag,
-                              MPI_COMM_WORLD, info, &request));
+        TU_MPI(MPI_Psend_init(message, send_partitions, count, send_type, dest, tag, MPI_COMM_WORLD,
+                              info, &request));
         TU_MPI(MPI_Start(&request));
 #pragma omp parallel for shared(request) num_threads(NUM_THREADS)
         for (int i = 0; i < send_partitions; ++i) {

@@ -19,12 +19,12 @@ int main(int argc, char** argv)
     int n = 0;
     if (tu_rank == 0) {
         for (int peer = 1; peer <= 2; ++peer) {
-            TU_MPI(MPI_Psend_init(sbuf[peer - 1], 6, TOTAL / 6, MPI_BYTE, peer, TAG,
-                                  MPI_COMM_WORLD, MPI_INFO_NULL, &req[n++]));
+            TU_MPI(MPI_Psend_init(sbuf[peer - 1], 6, TOTAL / 6, MPI_BYTE, peer, TAG, MPI_COMM_WORLD,
+                                  MPI_INFO_NULL, &req[n++]));
         }
         for (int peer = 1; peer <= 2; ++peer) {
-            TU_MPI(MPI_Precv_init(rbuf[peer - 1], 4, TOTAL / 4, MPI_BYTE, peer, TAG,
-                                  MPI_COMM_WORLD, MPI_INFO_NULL, &req[n++]));
+            TU_MPI(MPI_Precv_init(rbuf[peer - 1], 4, TOTAL / 4, MPI_BYTE, peer, TAG, MPI_COMM_WORLD,
+                                  MPI_INFO_NULL, &req[n++]));
         }
     } else {
         TU_MPI(MPI_Psend_init(sbuf[0], 3, TOTAL / 3, MPI_BYTE, 0, TAG, MPI_COMM_WORLD,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* MPI_Parrived reports flag = true on MPI_REQUEST_NULL and on never-started or completed requests. */
+/* MPI_Parrived reports flag = true on MPI_REQUEST_NULL and on never-started or completed requests.
+ */
 #include <string.h>
 
 #include "testutil.h"

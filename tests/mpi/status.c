@@ -80,8 +80,7 @@ static void get_status_round(MPI_Request req[2], MPI_Comm ctl, int* sbuf, int* r
     TU_MPI(MPI_Request_get_status(req[1], &flag, &st));
     TU_CHECK_MSG(!flag, "MPI_Request_get_status: receive complete before the peer's Pready");
     /* Both ranks checked before either marks its partitions. */
-    MPI_Sendrecv(&token, 1, MPI_INT, peer, 0, &token, 1, MPI_INT, peer, 0, ctl,
-                 MPI_STATUS_IGNORE);
+    MPI_Sendrecv(&token, 1, MPI_INT, peer, 0, &token, 1, MPI_INT, peer, 0, ctl, MPI_STATUS_IGNORE);
     tu_fill(sbuf, TOTAL_INTS * sizeof(int), 0, tu_rank, 99);
     tu_pready_all(SPARTS, req[0]);
     double deadline = tu_deadline();
@@ -169,8 +168,8 @@ int main(int argc, char** argv)
     MPI_Type_commit(&int3);
     static int sbuf[TOTAL_INTS], rbuf[TOTAL_INTS];
     MPI_Request req[2];
-    TU_MPI(MPI_Psend_init(sbuf, SPARTS, SCOUNT, MPI_INT, peer, TAG, MPI_COMM_WORLD,
-                          MPI_INFO_NULL, &req[0]));
+    TU_MPI(MPI_Psend_init(sbuf, SPARTS, SCOUNT, MPI_INT, peer, TAG, MPI_COMM_WORLD, MPI_INFO_NULL,
+                          &req[0]));
     TU_MPI(MPI_Precv_init(rbuf, RPARTS, RCOUNT, int3, peer, TAG, MPI_COMM_WORLD, MPI_INFO_NULL,
                           &req[1]));
     inactive(&req[1], "never-started receive");

@@ -113,8 +113,8 @@ TEST(PartitionMap, RecvPartitionMappingIsByByteRange)
     struct Case {
         int s, r;
     };
-    for (Case c : {Case{1, 16}, Case{16, 1}, Case{16, 32}, Case{32, 16}, Case{33, 17},
-                   Case{17, 33}, Case{4096, 512}, Case{512, 4096}}) {
+    for (Case c : {Case{1, 16}, Case{16, 1}, Case{16, 32}, Case{32, 16}, Case{33, 17}, Case{17, 33},
+                   Case{4096, 512}, Case{512, 4096}}) {
         const std::int64_t total = static_cast<std::int64_t>(c.s) * c.r * 8;  // divisible by both
         const std::int64_t sb = total / c.s;
         const std::int64_t rb = total / c.r;

@@ -26,7 +26,7 @@ TEST(Tags, WrapsAroundAndSkipsLiveRanges)
     EXPECT_EQ(c, 21);
     EXPECT_EQ(t.allocate(1), -1);  // full
     t.release(b);
-    EXPECT_EQ(t.allocate(5), 11);   // reuses the freed hole after wrapping
+    EXPECT_EQ(t.allocate(5), 11);  // reuses the freed hole after wrapping
     EXPECT_EQ(t.allocate(5), 16);
     EXPECT_EQ(t.allocate(1), -1);
     t.release(a);
