@@ -173,6 +173,10 @@ void Engine::start(const TransferPtr& t)
         if (t->null_peer()) {
             return;
         }
+        if (t->abort_owed != MPI_SUCCESS) {
+            send_abort_locked(*t, t->abort_owed);
+            t->abort_owed = MPI_SUCCESS;
+        }
         if (auto m = matched_.find(t->id()); m != matched_.end()) {
             const Setup setup = m->second;
             matched_.erase(m);
@@ -201,7 +205,7 @@ void Engine::remove(const TransferPtr& t)
         if (pairing == Pairing::Unpaired) {
             pending_pairs_.fetch_sub(1, std::memory_order_relaxed);
         }
-        if (!t->ever_started() && pairing != Pairing::Failed) {
+        if (!t->ever_started() && (pairing != Pairing::Failed || t->abort_owed != MPI_SUCCESS)) {
             // Withdraw the Setup so it cannot pair with (and starve) a later receive.
             CtrlMsg m{};
             m.type = MsgType::Cancel;
@@ -570,6 +574,15 @@ void Engine::fail_pair_locked(Transfer& t, int code)
     if (!tell || t.peer_id == 0) {
         return;
     }
+    if (t.kind() == Kind::Send && !t.ever_started()) {
+        t.abort_owed = code;  // see Transfer::abort_owed
+        return;
+    }
+    send_abort_locked(t, code);
+}
+
+void Engine::send_abort_locked(Transfer& t, int code)
+{
     CtrlMsg m{};
     m.type = MsgType::Abort;
     // Ids come from each process's own counter: say which side the message is for.

@@ -95,6 +95,7 @@ class Engine {
     void handle_cancel_locked(const CtrlMsg& msg, int src);
     /// The pair of @p t failed after pairing: fails @p t and tells the peer (MsgType::Abort).
     void fail_pair_locked(Transfer& t, int code);
+    void send_abort_locked(Transfer& t, int code);
     void handle_abort_locked(const CtrlMsg& msg, int src);
     void activate_locked(const TransferPtr& t);
     void release_tags_locked(Transfer& t);

@@ -77,6 +77,10 @@ class Transfer {
     // Engine bookkeeping (engine lock held).
     std::uint64_t peer_id = 0;  ///< the peer transfer's id once matched
     bool in_active_list = false;
+    /// Sender that failed before it ever started: the Abort it owes the receiver leaves at its
+    /// first Start (a never-started send freed instead withdraws with a Cancel: it never
+    /// existed for the receiver).
+    int abort_owed = MPI_SUCCESS;
 
    private:
     void count_partition(Backend* b, int p) noexcept;
