@@ -142,6 +142,30 @@ int not_partitioned(const char* fn)
 }
 #endif
 
+/// A counted reference on @p request when it is ours. Otherwise empty, and *rc is the answer:
+/// an error when another thread is freeing it, else what the MPI's own call @p native says.
+template <class Native>
+HandleRegistry::Ref ours(MPI_Request request, const char* fn, int* rc, Native&& native)
+{
+    bool closing = false;
+    HandleRegistry::Ref r = HandleRegistry::instance().acquire(request, &closing);
+    if (!r) {
+        *rc = closing ? being_freed(fn) : native();
+    }
+    return r;
+}
+
+}  // namespace
+
+/// The MPI's own partitioned call for a handle that is not ours (an error without one).
+#if MPIPCL_MPI_HAS_PARTITIONED
+#define MPIPCL_NATIVE(fn, call) [&] { return call; }
+#else
+#define MPIPCL_NATIVE(fn, call) [&] { return not_partitioned(fn); }
+#endif
+
+namespace {
+
 }  // namespace
 
 extern "C" {
@@ -164,41 +188,30 @@ MPIPCL_API int MPI_Precv_init(void* buf, int partitions, MPI_Count count, MPI_Da
 
 MPIPCL_API int MPI_Pready(int partition, MPI_Request request)
 {
-    bool closing = false;
-    HandleRegistry::Ref r = HandleRegistry::instance().acquire(request, &closing);
+    int rc = MPI_SUCCESS;
+    HandleRegistry::Ref r = ours(request, "MPI_Pready", &rc,
+                                 MPIPCL_NATIVE("MPI_Pready", PMPI_Pready(partition, request)));
     if (!r) {
-        if (closing) {
-            return being_freed("MPI_Pready");
-        }
-#if MPIPCL_MPI_HAS_PARTITIONED
-        return PMPI_Pready(partition, request);
-#else
-        return not_partitioned("MPI_Pready");
-#endif
+        return rc;
     }
     return raise_on(*r, r->pready(partition), "MPI_Pready");
 }
 
 MPIPCL_API int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request)
 {
-    bool closing = false;
-    HandleRegistry::Ref r = HandleRegistry::instance().acquire(request, &closing);
+    int rc = MPI_SUCCESS;
+    HandleRegistry::Ref r =
+        ours(request, "MPI_Pready_range", &rc,
+             MPIPCL_NATIVE("MPI_Pready_range",
+                           PMPI_Pready_range(partition_low, partition_high, request)));
     if (!r) {
-        if (closing) {
-            return being_freed("MPI_Pready_range");
-        }
-#if MPIPCL_MPI_HAS_PARTITIONED
-        return PMPI_Pready_range(partition_low, partition_high, request);
-#else
-        return not_partitioned("MPI_Pready_range");
-#endif
+        return rc;
     }
     if (partition_low > partition_high || partition_low < 0 ||
         partition_high >= r->endpoint().partitions) {
         return raise_on(*r, error_code(ErrId::BadPartition), "MPI_Pready_range");
     }
     // Mark them all, then issue the MPI work once (one Startall / one Put run and flush).
-    int rc = MPI_SUCCESS;
     for (int p = partition_low; p <= partition_high && rc == MPI_SUCCESS; ++p) {
         rc = r->pready(p, false);
     }
@@ -209,17 +222,12 @@ MPIPCL_API int MPI_Pready_range(int partition_low, int partition_high, MPI_Reque
 MPIPCL_API int MPI_Pready_list(int length, MPIPCL_PREADY_LIST_CONST int array_of_partitions[],
                                MPI_Request request)
 {
-    bool closing = false;
-    HandleRegistry::Ref r = HandleRegistry::instance().acquire(request, &closing);
+    int rc = MPI_SUCCESS;
+    HandleRegistry::Ref r = ours(
+        request, "MPI_Pready_list", &rc,
+        MPIPCL_NATIVE("MPI_Pready_list", PMPI_Pready_list(length, array_of_partitions, request)));
     if (!r) {
-        if (closing) {
-            return being_freed("MPI_Pready_list");
-        }
-#if MPIPCL_MPI_HAS_PARTITIONED
-        return PMPI_Pready_list(length, array_of_partitions, request);
-#else
-        return not_partitioned("MPI_Pready_list");
-#endif
+        return rc;
     }
     if (length < 0 || (length > 0 && array_of_partitions == nullptr)) {
         return raise_on(*r, error_code(ErrId::NullArg), "MPI_Pready_list");
@@ -251,7 +259,6 @@ MPIPCL_API int MPI_Pready_list(int length, MPIPCL_PREADY_LIST_CONST int array_of
             }
         }
     }
-    int rc = MPI_SUCCESS;
     for (int i = 0; i < length && rc == MPI_SUCCESS; ++i) {
         rc = r->pready(array_of_partitions[i], false);
     }
@@ -269,17 +276,12 @@ MPIPCL_API int MPI_Parrived(MPI_Request request, int partition, int* flag)
         *flag = 1;
         return MPI_SUCCESS;
     }
-    bool closing = false;
-    HandleRegistry::Ref r = HandleRegistry::instance().acquire(request, &closing);
+    int rc = MPI_SUCCESS;
+    HandleRegistry::Ref r =
+        ours(request, "MPI_Parrived", &rc,
+             MPIPCL_NATIVE("MPI_Parrived", PMPI_Parrived(request, partition, flag)));
     if (!r) {
-        if (closing) {
-            return being_freed("MPI_Parrived");
-        }
-#if MPIPCL_MPI_HAS_PARTITIONED
-        return PMPI_Parrived(request, partition, flag);
-#else
-        return not_partitioned("MPI_Parrived");
-#endif
+        return rc;
     }
     return raise_on(*r, r->parrived(partition, flag), "MPI_Parrived");
 }
