@@ -138,13 +138,15 @@ void PersistentBackend::start(std::uint64_t /*round*/)
     MPIPCL_CHECK_MPI(PMPI_Startall(m_count, reqs_.data()));
 }
 
-void PersistentBackend::partition_ready(int p) noexcept
+bool PersistentBackend::partition_ready(int p) noexcept
 {
     const int m = part_msg_[p];
     // sync: acq_rel chains every Pready thread's buffer writes to the one that sees zero.
     if (remaining_[m].fetch_sub(1, std::memory_order_acq_rel) == 1) {
         ready_.push(m);
+        return true;
     }
+    return false;
 }
 
 void PersistentBackend::flush() noexcept

@@ -43,7 +43,7 @@ class PersistentBackend final : public Backend {
     ~PersistentBackend() override;
 
     void start(std::uint64_t round) override;
-    void partition_ready(int p) noexcept override;
+    bool partition_ready(int p) noexcept override;
     void flush() noexcept override;
     bool arrived(int p) const noexcept override;
     bool progress() override;

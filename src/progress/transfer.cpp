@@ -31,26 +31,34 @@ Transfer::~Transfer()
     }
 }
 
-int Transfer::mark_ready(int p) noexcept
+int Transfer::mark_ready(int p, bool* queued) noexcept
 {
     std::uint8_t expected = 0;
+    // Fast path, the common case: paired and the pairing scan is over, so only Preadys count
+    // partitions: 0 -> 2 (counted) in one step. sync: acquire pairs with the release store
+    // after the scan.
+    if (Backend* b = settled_backend_.load(std::memory_order_acquire)) {
+        if (!part_state_[p].compare_exchange_strong(expected, 2, std::memory_order_relaxed)) {
+            return error_code(ErrId::DuplicatePready);
+        }
+        *queued = b->partition_ready(p);
+        return MPI_SUCCESS;
+    }
     // sync: seq_cst pairs with pair_locked's store of ready_backend_ and its scan (Dekker):
     // either we see the backend, or the scan sees our 1, so the partition is counted once.
     if (!part_state_[p].compare_exchange_strong(expected, 1)) {
         return error_code(ErrId::DuplicatePready);
     }
     if (Backend* b = ready_backend_.load()) {
-        count_partition(b, p);
+        *queued = count_partition(b, p);
     }
     return MPI_SUCCESS;
 }
 
-void Transfer::count_partition(Backend* b, int p) noexcept
+bool Transfer::count_partition(Backend* b, int p) noexcept
 {
     std::uint8_t expected = 1;
-    if (part_state_[p].compare_exchange_strong(expected, 2)) {
-        b->partition_ready(p);
-    }
+    return part_state_[p].compare_exchange_strong(expected, 2) && b->partition_ready(p);
 }
 
 void Transfer::flush() noexcept
@@ -112,6 +120,8 @@ void Transfer::pair_locked(const Agreement& a, std::unique_ptr<Backend> backend)
             count_partition(backend_.get(), i);
         }
     }
+    // sync: release: a Pready that sees it knows the scan is over (mark_ready's fast path).
+    settled_backend_.store(backend_.get(), std::memory_order_release);
 }
 
 void Transfer::fail_locked(int code)
@@ -132,6 +142,7 @@ void Transfer::unpair_locked()
     if (backend_ && !round_complete()) {
         backend_->abort_round();
     }
+    settled_backend_.store(nullptr);
     ready_backend_.store(nullptr);
     if (backend_) {
         retired_.push_back(std::move(backend_));
@@ -174,6 +185,7 @@ bool Transfer::progress_locked(int* failed)
 
 void Transfer::release_backend_locked()
 {
+    settled_backend_.store(nullptr);
     ready_backend_.store(nullptr);
     backend_.reset();
     retired_.clear();

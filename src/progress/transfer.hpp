@@ -46,8 +46,9 @@ class Transfer {
     /// Sender: the latest round the receiver has started (its Ready message), 0 = none yet.
     std::uint64_t peer_ready_round() const { return peer_ready_.load(std::memory_order_acquire); }
     /// Sender: marks partition @p p (in range) ready for this round and hands it to the
-    /// backend when there is one. Returns MPI_SUCCESS or the DuplicatePready error.
-    [[nodiscard]] int mark_ready(int p) noexcept;
+    /// backend when there is one. Returns MPI_SUCCESS or the DuplicatePready error; *queued
+    /// is set when the backend queued MPI work for flush().
+    [[nodiscard]] int mark_ready(int p, bool* queued) noexcept;
     /// Sender: issues the backend's queued MPI work from this thread (the caller checked that
     /// this thread may call MPI).
     void flush() noexcept;
@@ -83,7 +84,7 @@ class Transfer {
     int abort_owed = MPI_SUCCESS;
 
    private:
-    void count_partition(Backend* b, int p) noexcept;
+    bool count_partition(Backend* b, int p) noexcept;
     void mark_complete_locked();
 
     const Endpoint ep_;
@@ -95,6 +96,9 @@ class Transfer {
     std::atomic<Pairing> pairing_{Pairing::Unpaired};
     /// The backend as seen by lock-free readers (Pready, Parrived); null until paired.
     std::atomic<Backend*> ready_backend_{nullptr};
+    /// ready_backend_ once pair_locked's scan of partitions marked before pairing is over:
+    /// then a Pready counts its partition with one CAS (no scan can race with it).
+    std::atomic<Backend*> settled_backend_{nullptr};
     std::atomic<int> error_{MPI_SUCCESS};  ///< sticky pair error (size mismatch, peer failed)
     std::atomic<std::uint64_t> round_{0};
     std::atomic<std::uint64_t> peer_ready_{0};

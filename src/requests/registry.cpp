@@ -38,11 +38,19 @@ void HandleRegistry::Ref::reset() noexcept
     req_ = nullptr;
 }
 
+namespace {
+// Constant-initialised (no TLS guard) and initial-exec (one %fs-relative load, no
+// __tls_get_addr call): this is read on every MPI_Pready.
+thread_local int t_shard __attribute__((tls_model("initial-exec"))) = -1;
+}  // namespace
+
 int HandleRegistry::my_shard() noexcept
 {
-    static std::atomic<int> next{0};
-    thread_local const int shard = next.fetch_add(1, std::memory_order_relaxed) % kShards;
-    return shard;
+    if (t_shard < 0) [[unlikely]] {
+        static std::atomic<int> next{0};
+        t_shard = next.fetch_add(1, std::memory_order_relaxed) % kShards;
+    }
+    return t_shard;
 }
 
 std::uint32_t HandleRegistry::Slot::held() const noexcept

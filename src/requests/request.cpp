@@ -144,14 +144,18 @@ int Request::pready(int partition, bool flush) noexcept
     if (partition < 0 || partition >= endpoint().partitions) {
         return error_code(ErrId::BadPartition);
     }
-    if (!Engine::instance().initialized()) {
+    const Engine& engine = Engine::instance();
+    if (!engine.initialized()) {
         return error_code(ErrId::NotInitialized);
     }
-    if (const int rc = t_->mark_ready(partition); rc != MPI_SUCCESS) {
+    bool queued = false;
+    if (const int rc = t_->mark_ready(partition, &queued); rc != MPI_SUCCESS) {
         return rc;
     }
-    if (flush) {
-        flush_ready();
+    // Only the Pready that completed a unit has work to issue (a unit queued earlier is the
+    // business of the thread that queued it, or of the one draining).
+    if (flush && queued && engine.thread_multiple()) {
+        t_->flush();
     }
     return MPI_SUCCESS;
 }

@@ -251,13 +251,15 @@ void RmaBackend::peer_ready(std::uint64_t round) noexcept
     flush();
 }
 
-void RmaBackend::partition_ready(int p) noexcept
+bool RmaBackend::partition_ready(int p) noexcept
 {
     const int u = part_unit_[p];
     // sync: acq_rel chains every Pready thread's buffer writes to the one that sees zero.
     if (remaining_[u].fetch_sub(1, std::memory_order_acq_rel) == 1) {
         ready_.push(u);
+        return true;
     }
+    return false;
 }
 
 void RmaBackend::flush() noexcept

@@ -44,7 +44,7 @@ class RmaBackend final : public Backend {
     ~RmaBackend() override;
 
     void start(std::uint64_t round) override;
-    void partition_ready(int p) noexcept override;
+    bool partition_ready(int p) noexcept override;
     void flush() noexcept override;
     bool arrived(int p) const noexcept override;
     bool progress() override;
