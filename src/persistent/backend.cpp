@@ -75,7 +75,6 @@ PersistentBackend::PersistentBackend(const Endpoint& ep, const Agreement& a, MPI
             }
         } else {
             arrived_ = std::make_unique<std::atomic<std::uint8_t>[]>(m_count);
-            indices_.resize(m_count);
             for (int m = 0; m < m_count; ++m) {
                 std::int64_t first_elem = 0;
                 std::int64_t elems = 0;
@@ -96,6 +95,9 @@ PersistentBackend::PersistentBackend(const Endpoint& ep, const Agreement& a, MPI
                 }
             }
         }
+        indices_.resize(m_count);
+        pending_.reserve(m_count);
+        pending_msg_.reserve(m_count);
     } catch (...) {
         free_requests();
         throw;
@@ -121,6 +123,11 @@ void PersistentBackend::free_requests() noexcept
 void PersistentBackend::start(std::uint64_t /*round*/)
 {
     const int m_count = map_.messages();
+    pending_.assign(reqs_.begin(), reqs_.end());
+    pending_msg_.resize(m_count);
+    for (int m = 0; m < m_count; ++m) {
+        pending_msg_[m] = m;
+    }
     if (send_) {
         for (int m = 0; m < m_count; ++m) {
             remaining_[m].store(map_.part_begin[m + 1] - map_.part_begin[m],
@@ -134,7 +141,6 @@ void PersistentBackend::start(std::uint64_t /*round*/)
     for (int m = 0; m < m_count; ++m) {
         arrived_[m].store(0, std::memory_order_relaxed);
     }
-    arrived_count_ = 0;
     MPIPCL_CHECK_MPI(PMPI_Startall(m_count, reqs_.data()));
 }
 
@@ -193,36 +199,54 @@ bool PersistentBackend::arrived(int p) const noexcept
     return true;
 }
 
+template <class Done>
+void PersistentBackend::test_pending(Done&& done)
+{
+    if (pending_.empty()) {
+        return;
+    }
+    int out = 0;
+    MPIPCL_CHECK_MPI(PMPI_Testsome(static_cast<int>(pending_.size()), pending_.data(), &out,
+                                   indices_.data(), MPI_STATUSES_IGNORE));
+    if (out == MPI_UNDEFINED || out == 0) {
+        return;
+    }
+    for (int i = 0; i < out; ++i) {
+        const int k = indices_[i];
+        done(pending_msg_[k]);
+        pending_[k] = MPI_REQUEST_NULL;  // completed: dropped below
+    }
+    std::size_t w = 0;
+    for (std::size_t k = 0; k < pending_.size(); ++k) {
+        if (pending_[k] != MPI_REQUEST_NULL) {
+            pending_[w] = pending_[k];
+            pending_msg_[w] = pending_msg_[k];
+            ++w;
+        }
+    }
+    pending_.resize(w);
+    pending_msg_.resize(w);
+}
+
 bool PersistentBackend::progress()
 {
-    const int m_count = map_.messages();
     if (send_) {
         flush();
         if (const int rc = flush_error_.load(std::memory_order_relaxed); rc != MPI_SUCCESS) {
             throw Error(rc, "starting an internal send failed");
         }
         // sync: acquire pairs with flush()'s release: every counted request was started.
-        if (started_.load(std::memory_order_acquire) < m_count) {
+        if (started_.load(std::memory_order_acquire) < map_.messages()) {
             return false;
         }
-        int flag = 0;
-        MPIPCL_CHECK_MPI(PMPI_Testall(m_count, reqs_.data(), &flag, MPI_STATUSES_IGNORE));
-        return flag != 0;
+        test_pending([](int) {});
+        return pending_.empty();
     }
-    if (arrived_count_ == m_count) {
-        return true;
-    }
-    int out = 0;
-    MPIPCL_CHECK_MPI(
-        PMPI_Testsome(m_count, reqs_.data(), &out, indices_.data(), MPI_STATUSES_IGNORE));
-    if (out != MPI_UNDEFINED) {
-        for (int i = 0; i < out; ++i) {
-            // sync: release publishes the received bytes to lock-free Parrived readers.
-            arrived_[indices_[i]].store(1, std::memory_order_release);
-        }
-        arrived_count_ += out;
-    }
-    return arrived_count_ == m_count;
+    test_pending([this](int m) {
+        // sync: release publishes the received bytes to lock-free Parrived readers.
+        arrived_[m].store(1, std::memory_order_release);
+    });
+    return pending_.empty();
 }
 
 void PersistentBackend::abort_round() noexcept

@@ -72,8 +72,16 @@ class PersistentBackend final : public Backend {
     std::unique_ptr<std::atomic<std::uint8_t>[]> arrived_;
     std::vector<int> first_;
     std::vector<int> last_;
-    int arrived_count_ = 0;
     std::vector<int> indices_;
+
+    // Engine side, both directions: the internal requests not yet complete this round and
+    // their message numbers, compacted as they complete, so a progress pass costs
+    // O(pending), not O(messages).
+    std::vector<MPI_Request> pending_;
+    std::vector<int> pending_msg_;
+    /// Tests pending_ (Testsome); removes what completed, reporting each message to @p done.
+    template <class Done>
+    void test_pending(Done&& done);
 };
 
 }  // namespace mpipcl::persistent
