@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Back-off for our waiting loops: yield the core for a while (cheap when nobody else wants it,
-// polite when someone does), then sleep in steps that grow to a cap. Never a busy spin.
+// Back-off for our waiting loops: optionally poll for a few microseconds (the application's
+// own waits, where the answer is often that close), then yield the core for a while (cheap
+// when nobody else wants it, polite when someone does), then sleep in steps that grow to a
+// cap. Never an unbounded busy spin.
 #pragma once
 
 #include <sched.h>
@@ -13,8 +15,13 @@ namespace mpipcl {
 
 class Backoff {
    public:
-    /// @p yield_us: how long to keep yielding before the first sleep; @p max_sleep_us: cap.
-    Backoff(int yield_us, int max_sleep_us) : yield_us_(yield_us), max_sleep_us_(max_sleep_us) {}
+    /// @p yield_us: how long to keep yielding before the first sleep; @p max_sleep_us: cap;
+    /// @p poll_us: how long to poll again at once (a CPU pause, no system call) before the
+    /// first yield.
+    Backoff(int yield_us, int max_sleep_us, int poll_us = 0)
+        : yield_us_(yield_us), max_sleep_us_(max_sleep_us), poll_us_(poll_us)
+    {
+    }
 
     /// Something happened: poll eagerly again.
     void reset()
@@ -30,6 +37,12 @@ class Backoff {
             idle_since_ = now;
             idle_since_valid_ = true;
         }
+        if (now - idle_since_ < std::chrono::microseconds(poll_us_)) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+            return;
+        }
         if (now - idle_since_ < std::chrono::microseconds(yield_us_)) {
             sched_yield();
             return;
@@ -42,6 +55,7 @@ class Backoff {
     using Clock = std::chrono::steady_clock;
     int yield_us_;
     int max_sleep_us_;
+    int poll_us_;
     bool idle_since_valid_ = false;
     Clock::time_point idle_since_;
     int sleep_us_ = 1;
@@ -51,6 +65,10 @@ class Backoff {
 /// data arrives, so it polls and yields the core between polls, as MPI's own MPI_Wait polls
 /// (a sleep would cost >= 50 us of timer slack on Linux and hide the arrival). A yielding
 /// thread gives way to every other runnable thread, so oversubscribed runs still progress.
-inline Backoff user_wait_backoff() { return Backoff(1 << 30, 50); }
+/// The first kUserPollUs it polls without yielding: a round trip between two processes is a
+/// few microseconds, and a sched_yield costs about one on a VM, so yielding at once would add
+/// it to every small message's latency. After that it yields (bounded poll, never a spin).
+inline constexpr int kUserPollUs = 20;
+inline Backoff user_wait_backoff() { return Backoff(1 << 30, 50, kUserPollUs); }
 
 }  // namespace mpipcl
