@@ -28,8 +28,9 @@ extern "C" {
  * MPI_Wait*, MPI_Test*, MPI_Request_free, MPI_Request_get_status and MPI_Cancel through the
  * PMPI profiling interface. Requests that are not partitioned pass straight to PMPI_*.
  *
- * Backend selection: info key "mpipcl_backend" = "persistent" (default) | "rma" | "native",
- * or the environment variable MPIPCL_BACKEND. See docs/config.md for every knob. The rma
+ * Backend selection: info key "mpipcl_backend" = "auto" (default: persistent or rma by the
+ * transfer's size, MPIPCL_AUTO_RMA_BYTES) | "persistent" | "rma" | "native", or the
+ * environment variable MPIPCL_BACKEND. See docs/config.md for every knob. The rma
  * backend writes with MPI_Put into the receiver's buffer through one dynamic window per
  * process, created inside MPI_Init* (set MPIPCL_RMA=0 to skip it).
  *
@@ -131,18 +132,36 @@ MPIPCL_API int MPI_Parrived(MPI_Request request, int partition, int* flag);
 MPIPCL_API int MPIX_Pcl_interposed(int* flag);
 
 /**
- * @brief Wait until the receiver's buffer is ready for this round (both backends).
+ * @brief Name the backend a partitioned request of mpipcl uses.
  *
- * Every MPI_Start of a partitioned receive tells the sender "ready for round r"; data is
- * never written into a receive buffer before that (the RMA backend holds ready partitions
- * back until the notice arrives). This call makes the wait explicit:
- * - send request: returns once the receiver has called MPI_Start for the round this request
- *   is in (or the round completed, or pairing failed: the error is reported by the
- *   completion call). It drives progress while waiting (with back-off). After it returns,
- *   MPI_Pready of this round moves data at once (RMA: MPI_Put from the Pready caller at
- *   MPI_THREAD_MULTIPLE) instead of waiting for the notice.
- * - receive request: local; returns at once (the notice left at MPI_Start, or leaves when
- *   the sender's MPI_Psend_init has been matched).
+ * Before the pair is made: the backend this side asked for, with "auto" already resolved at
+ * init ("persistent" or "rma"). Once paired: the backend both sides agreed on (an rma request
+ * can have fallen back to "persistent"; see docs/config.md).
+ * @param [in] request a partitioned request created by mpipcl (not MPI_REQUEST_NULL; a request
+ *                     of mpipcl_backend=native belongs to the MPI library and is refused)
+ * @param [out] name "persistent" or "rma" (a static string)
+ * @return MPI_SUCCESS; MPI_ERR_ARG if @p name is NULL; MPI_ERR_REQUEST if @p request is not
+ *         an mpipcl partitioned request.
+ * Thread safety: any thread.
+ */
+MPIPCL_API int MPIX_Pcl_backend(MPI_Request request, const char** name);
+
+/**
+ * @brief Wait until the receiver's buffer is ready for this round.
+ *
+ * Data is never written into a receive buffer before the receiver's MPI_Start of that round.
+ * The RMA backend learns of it from a notice every MPI_Start of an RMA receive sends ("ready
+ * for round r") and holds ready partitions back until it arrives; the persistent backend
+ * needs no notice (MPI's matching holds its messages until the receive is posted), so its
+ * receives send none. This call makes the wait explicit:
+ * - send request: once paired, persistent backend: returns at once (its Pready moves data
+ *   at once anyway). RMA backend: returns once the receiver has called MPI_Start for the
+ *   round this request is in. Both: also returns when the round completed or pairing failed
+ *   (the error is reported by the completion call). It drives progress while waiting (with
+ *   back-off). After it returns, MPI_Pready of this round moves data at once (RMA: MPI_Put
+ *   from the Pready caller at MPI_THREAD_MULTIPLE) instead of waiting for the notice.
+ * - receive request: local; returns at once (an RMA receive's notice left at MPI_Start, or
+ *   leaves when the sender's MPI_Psend_init has been matched).
  * @param [in] request an active partitioned request, or MPI_REQUEST_NULL (returns at once)
  * @return MPI_SUCCESS, MPI_ERR_REQUEST (not a partitioned request, or not started).
  * Thread safety: any thread at MPI_THREAD_MULTIPLE.

@@ -95,7 +95,7 @@ int partitioned_init(Kind kind, const void* buf, int partitions, MPI_Count count
         }
         InitArgs args;
         args.options = mpipcl::request_options(info);
-        if (mpipcl::requests::settle_backend(&args.options) == mpipcl::BackendKind::Native) {
+        if (mpipcl::requests::settle_backend(&args.options, bytes) == mpipcl::BackendKind::Native) {
 #if MPIPCL_MPI_HAS_PARTITIONED
             return kind == Kind::Send ? PMPI_Psend_init(buf, partitions, count, datatype, peer, tag,
                                                         comm, info, request)
@@ -284,6 +284,21 @@ MPIPCL_API int MPI_Parrived(MPI_Request request, int partition, int* flag)
         return rc;
     }
     return raise_on(*r, r->parrived(partition, flag), "MPI_Parrived");
+}
+
+MPIPCL_API int MPIX_Pcl_backend(MPI_Request request, const char** name)
+{
+    if (name == nullptr) {
+        return raise_error(mpipcl::default_error_comm(), error_code(ErrId::NullArg),
+                           "MPIX_Pcl_backend");
+    }
+    HandleRegistry::Ref r = HandleRegistry::instance().acquire(request);
+    if (!r) {
+        return raise_error(mpipcl::default_error_comm(), error_code(ErrId::WrongKind),
+                           "MPIX_Pcl_backend");
+    }
+    *name = mpipcl::backend_name(r->backend());
+    return MPI_SUCCESS;
 }
 
 MPIPCL_API int MPIX_Pbuf_prepare(MPI_Request request)

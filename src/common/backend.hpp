@@ -81,6 +81,10 @@ class Backend {
     virtual void abort_round() noexcept = 0;
     /// The data tags this backend uses (released by the engine with it), or 0.
     virtual int tags_used() const noexcept = 0;
+    /// The sender must learn when the receiver starts each round (its buffer is writable): the
+    /// receiver then sends a Ready control message at every MPI_Start. False where MPI's own
+    /// matching already orders the data after the receiver's start (saves a message per round).
+    virtual bool needs_peer_ready() const noexcept { return false; }
     /// engine (sender): the receiver has started round @p round (its buffer is writable).
     virtual void peer_ready(std::uint64_t round) noexcept { (void)round; }
     /// engine (receiver): backend data for the Reply.

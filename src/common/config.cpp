@@ -33,7 +33,9 @@ bool env_int(const char* name, std::int64_t lo, std::int64_t hi, std::int64_t* o
 
 bool parse_backend(const std::string& text, BackendKind* out)
 {
-    if (text == "persistent") {
+    if (text == "auto") {
+        *out = BackendKind::Auto;
+    } else if (text == "persistent") {
         *out = BackendKind::Persistent;
     } else if (text == "rma") {
         *out = BackendKind::Rma;
@@ -68,6 +70,8 @@ const char* backend_name(BackendKind kind)
             return "rma";
         case BackendKind::Native:
             return "native";
+        case BackendKind::Auto:
+            return "auto";
     }
     return "?";
 }
@@ -86,7 +90,7 @@ Config Config::load()
     if (const char* b = std::getenv("MPIPCL_BACKEND"); b != nullptr && *b != '\0') {
         if (!parse_backend(b, &c.backend)) {
             c.backend_env_invalid = true;
-            MPIPCL_LOG(Error, "MPIPCL_BACKEND=%s is not persistent|rma|native", b);
+            MPIPCL_LOG(Error, "MPIPCL_BACKEND=%s is not auto|persistent|rma|native", b);
         }
     }
     std::int64_t v = 0;
@@ -111,6 +115,9 @@ Config Config::load()
     if (env_int("MPIPCL_RMA_MAX_ATTACH", 0, 1 << 30, &v)) {
         c.rma_max_attach = static_cast<int>(v);
     }
+    if (env_int("MPIPCL_AUTO_RMA_BYTES", 0, std::int64_t{1} << 62, &v)) {
+        c.auto_rma_bytes = v;
+    }
     if (env_int("MPIPCL_RMA_PUT_BYTES", 0, std::int64_t{1} << 40, &v)) {
         c.rma_put_bytes = v;
     }
@@ -128,7 +135,7 @@ void set_config(const Config& cfg) { g_config = cfg; }
 RequestOptions request_options(MPI_Info info)
 {
     if (g_config.backend_env_invalid) {
-        throw Error(ErrId::BadBackend, "MPIPCL_BACKEND is not persistent|rma|native");
+        throw Error(ErrId::BadBackend, "MPIPCL_BACKEND is not auto|persistent|rma|native");
     }
     RequestOptions o{g_config.backend, g_config.messages, g_config.notify};
     if (info == MPI_INFO_NULL) {
@@ -139,7 +146,7 @@ RequestOptions request_options(MPI_Info info)
     PMPI_Info_get(info, "mpipcl_backend", MPI_MAX_INFO_VAL, value, &flag);
     if (flag && !parse_backend(value, &o.backend)) {
         throw Error(ErrId::BadBackend,
-                    std::string("mpipcl_backend=") + value + " is not persistent|rma|native");
+                    std::string("mpipcl_backend=") + value + " is not auto|persistent|rma|native");
     }
     o.backend_from_info = flag != 0;
     PMPI_Info_get(info, "mpipcl_messages", MPI_MAX_INFO_VAL, value, &flag);

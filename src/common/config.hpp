@@ -9,7 +9,8 @@
 
 namespace mpipcl {
 
-enum class BackendKind : int { Persistent = 0, Rma = 1, Native = 2 };
+/// Auto is resolved at init (from the transfer's size and the MPI) into Persistent or Rma.
+enum class BackendKind : int { Persistent = 0, Rma = 1, Native = 2, Auto = 3 };
 
 /// RMA backend: how arrival is announced (info key "mpipcl_notify", MPIPCL_NOTIFY).
 enum class NotifyMode : int {
@@ -22,19 +23,22 @@ enum class NotifyMode : int {
 /// Parses "gcd" | "partition" | "message"; returns false for anything else.
 bool parse_notify(const std::string& text, NotifyMode* out);
 
-/// Parses "persistent" | "rma" | "native"; returns false for anything else.
+/// Parses "auto" | "persistent" | "rma" | "native"; returns false for anything else.
 bool parse_backend(const std::string& text, BackendKind* out);
 const char* backend_name(BackendKind kind);
 
+/// The measured crossover of the auto backend on this MPI (see Config::auto_rma_bytes).
+inline constexpr std::int64_t kAutoRmaBytes = 0;
+
 /// Values documented in docs/config.md. Read once by Config::load() at MPI initialization.
 struct Config {
-    BackendKind backend = BackendKind::Persistent;  ///< MPIPCL_BACKEND
-    bool progress_thread = true;                    ///< MPIPCL_PROGRESS_THREAD (0/1)
-    int messages = 0;                       ///< MPIPCL_MESSAGES: internal messages, 0 = automatic
-    std::int64_t min_message_bytes = 4096;  ///< MPIPCL_MIN_MESSAGE_BYTES (automatic mode)
-    int max_messages = 1024;                ///< MPIPCL_MAX_MESSAGES (automatic mode cap)
-    int progress_max_sleep_us = 50;         ///< MPIPCL_PROGRESS_MAX_SLEEP_US
-    bool rma_window = true;                 ///< MPIPCL_RMA (0/1): create the RMA window
+    BackendKind backend = BackendKind::Auto;  ///< MPIPCL_BACKEND
+    bool progress_thread = true;              ///< MPIPCL_PROGRESS_THREAD (0/1)
+    int messages = 0;                         ///< MPIPCL_MESSAGES: internal messages, 0 = automatic
+    std::int64_t min_message_bytes = 4096;    ///< MPIPCL_MIN_MESSAGE_BYTES (automatic mode)
+    int max_messages = 1024;                  ///< MPIPCL_MAX_MESSAGES (automatic mode cap)
+    int progress_max_sleep_us = 50;           ///< MPIPCL_PROGRESS_MAX_SLEEP_US
+    bool rma_window = true;                   ///< MPIPCL_RMA (0/1): create the RMA window
     int rma_max_attach = -1;  ///< MPIPCL_RMA_MAX_ATTACH: attachment budget, -1 = ask the MPI
     /// MPIPCL_RMA_PUT_BYTES: largest single MPI_Put, 0 = no limit. MPICH 4.0's Puts into a
     /// dynamic window run at ~1 GB/s from 256 KiB up but ~8 GB/s as 64 KiB pieces; Open MPI's
@@ -44,6 +48,11 @@ struct Config {
 #else
     std::int64_t rma_put_bytes = 0;
 #endif
+    /// MPIPCL_AUTO_RMA_BYTES: mpipcl_backend=auto takes rma for transfers of at least this
+    /// many bytes (when the process has an RMA window), persistent below; 0 = never rma.
+    /// Defaults from docs/benchmarks.md ("The auto backend"): where rma was not measured
+    /// faster than persistent, never.
+    std::int64_t auto_rma_bytes = kAutoRmaBytes;
     NotifyMode notify = NotifyMode::Auto;  ///< MPIPCL_NOTIFY
     bool backend_env_invalid = false;      ///< MPIPCL_BACKEND was set to something unknown
 

@@ -16,8 +16,14 @@ void init(MPI_Comm comm) noexcept { rma::init(comm); }
 
 void finalize() noexcept { rma::finalize(); }
 
-BackendKind resolve(RequestOptions* opts)
+BackendKind resolve(RequestOptions* opts, std::int64_t total_bytes)
 {
+    if (opts->backend == BackendKind::Auto) {
+        const std::int64_t rma_from = config().auto_rma_bytes;
+        opts->backend = rma_from > 0 && total_bytes >= rma_from && rma::available()
+                            ? BackendKind::Rma
+                            : BackendKind::Persistent;
+    }
     if (opts->backend == BackendKind::Rma && !rma::available()) {
         if (opts->backend_from_info) {
             throw Error(ErrId::Unsupported,

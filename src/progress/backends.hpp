@@ -22,8 +22,10 @@ void finalize() noexcept;
 /// At init of a request: settles the backend asked for. "rma" without a window is an error
 /// when the request's info asked for it (MPI_ERR_UNSUPPORTED_OPERATION), and falls back to
 /// "persistent" with one warning when only MPIPCL_BACKEND did. "native" is returned as is (the
-/// API layer forwards it to the MPI library). Throws Error.
-BackendKind resolve(RequestOptions* opts);
+/// API layer forwards it to the MPI library). "auto" becomes "rma" for transfers of at least
+/// Config::auto_rma_bytes @p total_bytes when the window exists, else "persistent": both sides
+/// of a correct pair have the same total, so they choose alike. Throws Error.
+BackendKind resolve(RequestOptions* opts, std::int64_t total_bytes);
 
 /// Sender, before its Setup leaves: what it asks for (a send datatype that RMA cannot
 /// describe asks for "persistent").

@@ -260,10 +260,10 @@ bool Engine::progress(bool wait) noexcept
     } else if (!lk.try_lock()) {
         return false;
     }
-    return pass(lk);
+    return pass(lk, false);
 }
 
-bool Engine::pass(std::unique_lock<std::mutex>& lk) noexcept
+bool Engine::pass(std::unique_lock<std::mutex>& lk, bool all) noexcept
 {
     if (!lk.owns_lock() || !initialized()) {
         return false;
@@ -271,7 +271,7 @@ bool Engine::pass(std::unique_lock<std::mutex>& lk) noexcept
     const int before = active_count_.load(std::memory_order_relaxed);
     const int pairs_before = pending_pairs_.load(std::memory_order_relaxed);
     try {
-        progress_locked();
+        progress_locked(all);
     } catch (const std::exception& e) {
         MPIPCL_LOG(Error, "progress failed: %s", e.what());
     }
@@ -279,9 +279,18 @@ bool Engine::pass(std::unique_lock<std::mutex>& lk) noexcept
            pending_pairs_.load(std::memory_order_relaxed) != pairs_before;
 }
 
-void Engine::progress_locked()
+void Engine::progress_locked(bool all)
 {
-    if (ctrl_posted_) {
+    // The control channel costs an MPI_Test (a full MPI progress poll) per pass. An
+    // application thread waiting on a paired transfer needs nothing from it — MPI moves the
+    // data — so its passes poll it only every kCtrlEvery-th time (an Abort or a new Setup is
+    // seen a few microseconds later); passes of the progress thread, passes while a pairing is
+    // pending and passes while a transfer awaits a control message poll it every time.
+    constexpr unsigned kCtrlEvery = 8;
+    const bool poll_ctrl = all || ctrl_awaited_ ||
+                           pending_pairs_.load(std::memory_order_relaxed) > 0 ||
+                           ++user_passes_ % kCtrlEvery == 0;
+    if (ctrl_posted_ && poll_ctrl) {
         for (int i = 0; i < 64; ++i) {
             int flag = 0;
             MPI_Status st;
@@ -306,13 +315,17 @@ void Engine::progress_locked()
             ++i;
         }
     }
+    bool awaited = false;
     for (std::size_t i = 0; i < active_.size();) {
         int failed = MPI_SUCCESS;
-        bool done = active_[i]->progress_locked(&failed);
+        Transfer& t = *active_[i];
+        bool done = t.progress_locked(&failed);
         if (failed != MPI_SUCCESS) {
-            fail_pair_locked(*active_[i], failed);
+            fail_pair_locked(t, failed);
             done = true;
         }
+        awaited = awaited || (!done && t.kind() == Kind::Send && t.needs_peer_ready() &&
+                              t.peer_ready_round() < t.round());
         if (done) {
             active_[i]->in_active_list = false;
             active_[i] = std::move(active_.back());
@@ -322,6 +335,7 @@ void Engine::progress_locked()
             ++i;
         }
     }
+    ctrl_awaited_ = awaited;
 }
 
 void Engine::post_ctrl_recv_locked()
@@ -477,6 +491,9 @@ void Engine::pair_recv_locked(const TransferPtr& recv, const Setup& setup)
 
 void Engine::send_ready_locked(Transfer& recv)
 {
+    if (recv.backend() == nullptr || !recv.backend()->needs_peer_ready()) {
+        return;
+    }
     CtrlMsg m{};
     m.type = MsgType::Ready;
     m.send_id = recv.peer_id;
@@ -729,7 +746,7 @@ void Engine::thread_main()
             continue;
         }
         std::unique_lock<std::mutex> lk(mu_, std::try_to_lock);
-        if (pass(lk)) {
+        if (pass(lk, true)) {
             busy.reset();
         } else {
             busy.pause();

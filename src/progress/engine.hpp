@@ -76,8 +76,9 @@ class Engine {
     };
     using TransferPtr = std::shared_ptr<Transfer>;
 
-    bool pass(std::unique_lock<std::mutex>& lk) noexcept;
-    void progress_locked();
+    /// @p all: also poll the control channel (see progress_locked).
+    bool pass(std::unique_lock<std::mutex>& lk, bool all) noexcept;
+    void progress_locked(bool all);
     static std::int64_t now_ns();
     void post_ctrl_recv_locked();
     void send_ctrl_locked(int dest, const CtrlMsg& msg);
@@ -114,6 +115,10 @@ class Engine {
 
     std::mutex mu_;  // the progress-queue lock: guards everything below
     bool ctrl_posted_ = false;
+    /// An active transfer waits for a control message (an RMA sender for its Ready): poll
+    /// the control channel on every pass.
+    bool ctrl_awaited_ = false;
+    unsigned user_passes_ = 0;
     CtrlMsg ctrl_buf_{};
     MPI_Request ctrl_req_ = MPI_REQUEST_NULL;
     std::vector<Outgoing> outgoing_;

@@ -68,6 +68,12 @@ void Transfer::flush() noexcept
     }
 }
 
+bool Transfer::needs_peer_ready() const noexcept
+{
+    const Backend* b = ready_backend_.load(std::memory_order_acquire);
+    return b == nullptr || b->needs_peer_ready();
+}
+
 bool Transfer::arrived(int p) const noexcept
 {
     const Backend* b = ready_backend_.load(std::memory_order_acquire);
@@ -103,6 +109,7 @@ void Transfer::begin_round_locked()
 void Transfer::pair_locked(const Agreement& a, std::unique_ptr<Backend> backend)
 {
     agreement_ = a;
+    agreed_.store(static_cast<int>(a.backend), std::memory_order_release);
     backend_ = std::move(backend);
     pairing_.store(Pairing::Paired, std::memory_order_release);
     const bool running = !round_complete();

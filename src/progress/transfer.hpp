@@ -52,6 +52,8 @@ class Transfer {
     /// Sender: issues the backend's queued MPI work from this thread (the caller checked that
     /// this thread may call MPI).
     void flush() noexcept;
+    /// Sender: the receiver announces each round's start (Ready); true while not yet paired.
+    bool needs_peer_ready() const noexcept;
     /// Receiver: every byte of receive partition @p p is in the buffer this round.
     bool arrived(int p) const noexcept;
 
@@ -71,6 +73,13 @@ class Transfer {
     bool progress_locked(int* failed);
     bool ever_started() const { return ever_started_; }
     const Agreement& agreement() const { return agreement_; }
+    /// Lock-free: the backend the pair agreed on once paired, else the one this side asked
+    /// for (options().backend, settled at init).
+    BackendKind backend_kind() const noexcept
+    {
+        const int k = agreed_.load(std::memory_order_acquire);
+        return k < 0 ? opts_.backend : static_cast<BackendKind>(k);
+    }
     Backend* backend() const { return backend_.get(); }
     /// MPI_Finalize: frees the backend's MPI objects; later calls see no backend.
     void release_backend_locked();
@@ -99,6 +108,7 @@ class Transfer {
     /// ready_backend_ once pair_locked's scan of partitions marked before pairing is over:
     /// then a Pready counts its partition with one CAS (no scan can race with it).
     std::atomic<Backend*> settled_backend_{nullptr};
+    std::atomic<int> agreed_{-1};          ///< agreement_.backend once paired (lock-free readers)
     std::atomic<int> error_{MPI_SUCCESS};  ///< sticky pair error (size mismatch, peer failed)
     std::atomic<std::uint64_t> round_{0};
     std::atomic<std::uint64_t> peer_ready_{0};

@@ -251,8 +251,10 @@ int Request::prepare() noexcept
         return MPI_SUCCESS;
     }
     Backoff b = user_wait_backoff();
-    while (t_->peer_ready_round() < t_->round() && !t_->round_complete() &&
-           t_->pairing() != Pairing::Failed) {
+    // Backends whose data waits for the receiver anyway (persistent: MPI matching) have no
+    // Ready to wait for: once paired, the call returns.
+    while (t_->peer_ready_round() < t_->round() && t_->needs_peer_ready() &&
+           !t_->round_complete() && t_->pairing() != Pairing::Failed) {
         if (engine.progress()) {
             b.reset();
         } else {
@@ -300,7 +302,10 @@ void Request::fill_status(MPI_Status* status) const noexcept
     PMPI_Status_set_cancelled(status, 0);
 }
 
-BackendKind settle_backend(RequestOptions* opts) { return progress::backends::resolve(opts); }
+BackendKind settle_backend(RequestOptions* opts, std::int64_t total_bytes)
+{
+    return progress::backends::resolve(opts, total_bytes);
+}
 
 void set_empty_status(MPI_Status* status) noexcept
 {

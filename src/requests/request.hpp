@@ -51,6 +51,8 @@ class Request {
     MPI_Request handle() const { return handle_; }
     State state() const { return state_.load(); }
     bool is_active() const { return state_.active(); }
+    /// The backend in use (agreed with the peer once paired, else the one asked for).
+    BackendKind backend() const noexcept { return t_->backend_kind(); }
     /// Active and its round is complete (a completion call would return now).
     bool done() const { return is_active() && t_->round_complete(); }
 
@@ -91,5 +93,5 @@ class Request {
 namespace mpipcl::requests {
 /// At init of a request: settles the backend asked for (see progress::backends::resolve):
 /// "native" stays native (the API layer forwards it to the MPI library). Throws Error.
-BackendKind settle_backend(RequestOptions* opts);
+BackendKind settle_backend(RequestOptions* opts, std::int64_t total_bytes);
 }  // namespace mpipcl::requests
