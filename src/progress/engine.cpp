@@ -252,8 +252,9 @@ void Engine::remove(const TransferPtr& t)
 bool Engine::progress(bool wait) noexcept
 {
     // Called by application threads only (the progress thread uses pass()).
-    // sync: relaxed — only a hint for the progress thread to stand down.
-    last_user_progress_.store(now_ns(), std::memory_order_relaxed);
+    // sync: seq_cst, against the progress thread's deep_sleep_ store then load of this (see
+    // wake()); otherwise only a hint for the progress thread to stand down.
+    last_user_progress_.store(now_ns());
     std::unique_lock<std::mutex> lk(mu_, std::defer_lock);
     if (wait) {
         lk.lock();
@@ -726,8 +727,20 @@ void Engine::thread_main()
             }
             if (!has_work()) {
                 // Idle: sleep until a request appears (bounded, so nothing is ever missed).
-                wake_cv_.wait_for(lk, std::chrono::milliseconds(50),
-                                  [&] { return stop_ || wake_flag_; });
+                // While an application thread drives progress itself (a tight loop of Start
+                // and Wait), nap only kUserActiveNs and let wake() skip its notify: a futex
+                // wake-up per MPI_Start would cost the application a context switch.
+                // sync: seq_cst store then load, mirrored in wake(): either we see the recent
+                // user progress (and nap briefly) or wake() sees deep_sleep_ (and notifies).
+                deep_sleep_.store(true);
+                const bool user_active = now_ns() - last_user_progress_.load() < kUserActiveNs;
+                if (user_active) {
+                    deep_sleep_.store(false, std::memory_order_relaxed);
+                }
+                const auto nap = user_active ? std::chrono::nanoseconds(kUserActiveNs)
+                                             : std::chrono::nanoseconds(50000000);
+                wake_cv_.wait_for(lk, nap, [&] { return stop_ || wake_flag_; });
+                deep_sleep_.store(false, std::memory_order_relaxed);
                 wake_flag_ = false;
                 busy.reset();
                 continue;
@@ -757,6 +770,12 @@ void Engine::thread_main()
 void Engine::wake()
 {
     if (!thread_running_.load(std::memory_order_acquire)) {
+        return;
+    }
+    // An application thread drove progress within kUserActiveNs and the progress thread is
+    // not in its long wait: it looks again within kUserActiveNs by itself (see thread_main).
+    // sync: seq_cst loads after this thread's seq_cst store in progress() (Dekker).
+    if (now_ns() - last_user_progress_.load() < kUserActiveNs && !deep_sleep_.load()) {
         return;
     }
     {

@@ -141,6 +141,8 @@ class Engine {
     std::atomic<std::int64_t> last_user_progress_{0};
     static constexpr std::int64_t kUserActiveNs = 200000;
     std::atomic<bool> thread_running_{false};
+    /// The progress thread is in (or about to enter) its long idle wait: wake() must notify.
+    std::atomic<bool> deep_sleep_{false};
     std::mutex wake_mu_;
     std::condition_variable wake_cv_;
     bool stop_ = false;       // guarded by wake_mu_
