@@ -19,7 +19,7 @@ what=${1:-test}
 jobs=${JOBS:-$(nproc)}
 build_type=${BUILD_TYPE:-RelWithDebInfo}
 packages=(cmake g++ make pkg-config libopenmpi-dev openmpi-bin libmpich-dev mpich
-          libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev gnuplot-nox)
+          libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev gnuplot-nox valgrind)
 
 install_deps() {
     local missing=()
