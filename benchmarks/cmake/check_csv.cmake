@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# cmake -DCSV=<file> -DSIZES=a,b -DREQUIRED_MODES=m,n -DSIDES=send,recv [-DPNG=<file>] -P check_csv.cmake
+# cmake -DCSV=<file> -DSIZES=a,b -DREQUIRED_MODES=m,n -DSIDES=send,recv [-DPNG=<file>]
+#       [-DRATIO_PNG=<file>] [-DREPEATS=R] -P check_csv.cmake
 # Checks an mpipcl-bench CSV: the header columns, one row per mode x side x size for every
-# required mode (and for any other mode present), positive timings, no verify errors.
+# required mode (and for any other mode present), positive timings, no verify errors; with
+# REPEATS every row's repeats column is R and every part-* row has a positive ratio_to_multi.
 cmake_minimum_required(VERSION 3.23)
 foreach(var CSV SIZES REQUIRED_MODES SIDES)
   if(NOT DEFINED ${var})
@@ -12,9 +14,11 @@ endforeach()
 if(NOT EXISTS "${CSV}")
   message(FATAL_ERROR "${CSV} was not written")
 endif()
-if(PNG AND NOT EXISTS "${PNG}")
-  message(FATAL_ERROR "${PNG} was not written although gnuplot is installed")
-endif()
+foreach(png ${PNG} ${RATIO_PNG})
+  if(NOT EXISTS "${png}")
+    message(FATAL_ERROR "${png} was not written although gnuplot is installed")
+  endif()
+endforeach()
 
 file(STRINGS "${CSV}" lines)
 list(POP_FRONT lines header)
@@ -25,7 +29,8 @@ set(required_columns mode side size_bytes partitions threads compute_ms noise_pc
     perceived_bw_MiBps_p10 perceived_bw_MiBps_p90 latency_us send_bw_MiBps one_send_bw_MiBps
     stream_bw_MiBps part_send_bw_MiBps ideal_us efficiency extra_compute_us_median
     extra_compute_us_p10 extra_compute_us_p90 comm_us_median comm_us_p10 comm_us_p90
-    late_us_median late_us_p90 clock_offset_us verify_errors mpi_library mpipcl_version)
+    late_us_median late_us_p90 clock_offset_us verify_errors mpi_library mpipcl_version
+    repeats ratio_to_multi extra_ratio_to_multi)
 foreach(column IN LISTS required_columns)
   if(NOT column IN_LIST columns)
     message(FATAL_ERROR "column '${column}' missing from the header:\n${header}")
@@ -35,6 +40,8 @@ list(LENGTH columns column_count)
 list(FIND columns perceived_us_median perceived_index)
 list(FIND columns efficiency efficiency_index)
 list(FIND columns verify_errors errors_index)
+list(FIND columns repeats repeats_index)
+list(FIND columns ratio_to_multi ratio_index)
 
 set(modes_seen "")
 foreach(line IN LISTS lines)
@@ -63,6 +70,16 @@ foreach(line IN LISTS lines)
   list(GET fields ${errors_index} errors)
   if(NOT errors EQUAL 0)
     message(FATAL_ERROR "${errors} verify errors in row ${key}")
+  endif()
+  if(DEFINED REPEATS)
+    list(GET fields ${repeats_index} repeats)
+    if(NOT repeats EQUAL REPEATS)
+      message(FATAL_ERROR "repeats '${repeats}' in row ${key}, expected ${REPEATS}")
+    endif()
+    list(GET fields ${ratio_index} ratio)
+    if(mode MATCHES "^part-" AND (NOT ratio MATCHES "^[0-9.]+(e[-+][0-9]+)?$" OR ratio EQUAL 0))
+      message(FATAL_ERROR "part mode row ${key} has no positive ratio_to_multi ('${ratio}')")
+    endif()
   endif()
 endforeach()
 

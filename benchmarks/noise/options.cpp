@@ -222,6 +222,15 @@ std::unique_ptr<CLI::App> make_app(Options& o)
         },
         "W", "discarded iterations per point", std::to_string(defaults.warmup));
     option(
+        "--repeats",
+        [&o](const std::string& v) {
+            o.repeats = static_cast<int>(parse_integer("--repeats", v, 1, 1000));
+        },
+        "R",
+        "repeats of every point, modes interleaved round-robin (order rotated per repeat); "
+        "statistics are then over the R repeat medians (the median of medians, min..max)",
+        std::to_string(defaults.repeats));
+    option(
         "--seed",
         [&o](const std::string& v) {
             o.seed = static_cast<unsigned>(parse_integer("--seed", v, 0, UINT_MAX));

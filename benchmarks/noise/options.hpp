@@ -43,6 +43,9 @@ struct Options {
     std::vector<Side> sides{Side::send, Side::recv};
     int iterations = 20;
     int warmup = 2;
+    /// Repeats of every point, modes interleaved round-robin (rotated per repeat); the
+    /// reported sample of a point is then its repeat medians.
+    int repeats = 1;
     unsigned seed = 1;  ///< picks the laggard thread of each iteration
     bool verify = false;
     std::string csv;

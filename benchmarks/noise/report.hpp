@@ -38,6 +38,29 @@ struct Metrics {
 
 [[nodiscard]] Metrics derive(const PointResult& point, const Options& options);
 
+/// The repeats of one point (same mode, side, size) as one point whose samples are the
+/// repeats' medians (perceived, comm, late, extra; verify errors summed). One repeat: itself.
+[[nodiscard]] PointResult combine_repeats(const std::vector<PointResult>& repeats);
+
+/// One partitioned mode at one (size, side) against the P plain MPI_Isends ("multi").
+struct Ratio {
+    std::size_t bytes = 0;
+    Side side = Side::send;
+    Mode mode = Mode::part_persistent;
+    double to_multi = NAN;        ///< median perceived time / multi's (< 1: partitioned is faster)
+    double efficiency = NAN;      ///< T* / median perceived time
+    double extra_to_multi = NAN;  ///< recv side: median extra compute time / multi's
+    bool best = false;            ///< the lowest to_multi among the part modes at this point
+};
+
+/// Every part-* point that has a multi point of the same size and side, in point order.
+[[nodiscard]] std::vector<Ratio> ratios(const std::vector<PointResult>& points,
+                                        const Options& options);
+
+/// The summary lines: per (size, side), each part mode's ratio to multi and efficiency, and
+/// the best part mode.
+void print_summary(std::FILE* out, std::vector<Ratio> ratios);
+
 /// "64 KiB", "1 MiB", "1000 B".
 [[nodiscard]] std::string format_size(std::size_t bytes);
 

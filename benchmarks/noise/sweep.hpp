@@ -50,6 +50,9 @@ struct PointResult {
     std::vector<double> late;       ///< last thread's hand-over - end of the laggard's compute (s)
     std::vector<double> extra;      ///< receiver's Wait return - first arrival (s); recv side only
     long verify_errors = 0;         ///< iterations with wrong data (both ranks know it)
+    /// 1: the vectors hold one sample per iteration; R > 1: one median per repeat
+    /// (combine_repeats).
+    int repeats = 1;
 };
 
 /// Runs the points of one configuration between rank 0 (sender) and rank 1 (receiver).

@@ -153,9 +153,75 @@ TEST(Csv, EveryRowHasEveryColumnAndTheRunParameters)
         EXPECT_DOUBLE_EQ(number("comm_us_median"), 1000.0);
         EXPECT_DOUBLE_EQ(number("late_us_median"), 4.0);
         EXPECT_NEAR(number("late_us_p90"), 4.8, 1e-9);
+        EXPECT_DOUBLE_EQ(number("repeats"), 1.0);
+        EXPECT_EQ(row.at(column("ratio_to_multi")), "");  // no multi point in this run
     }
     EXPECT_EQ(csv_fields(lines[1]).at(column("extra_compute_us_median")), "");  // send side
     EXPECT_EQ(std::stod(csv_fields(lines[2]).at(column("extra_compute_us_median"))), 400.0);
+}
+
+TEST(Repeats, MedianOfRepeatMedians)
+{
+    PointResult a = point_16mib();
+    a.perceived = {1e-3, 9e-3, 2e-3};  // median 2 ms
+    PointResult b = point_16mib();
+    b.perceived = {5e-3, 4e-3, 6e-3, 7e-3};  // median 5.5 ms
+    PointResult c = point_16mib();
+    c.perceived = {3e-3};  // median 3 ms
+    c.verify_errors = 2;
+    const PointResult one = combine_repeats({a});
+    EXPECT_EQ(one.perceived, a.perceived);  // one repeat: every iteration stays
+    EXPECT_EQ(one.repeats, 1);
+    const PointResult all = combine_repeats({a, b, c});
+    EXPECT_EQ(all.repeats, 3);
+    EXPECT_EQ(all.verify_errors, 2);
+    ASSERT_EQ(all.perceived.size(), 3u);
+    const Metrics m = derive(all, Options{});
+    EXPECT_DOUBLE_EQ(m.perceived_us.median, 3000.0);  // median of 2, 5.5, 3 ms
+    EXPECT_DOUBLE_EQ(m.perceived_us.min, 2000.0);     // spread of the repeat medians
+    EXPECT_DOUBLE_EQ(m.perceived_us.max, 5500.0);
+    EXPECT_TRUE(all.extra.empty());  // send side: not measured, stays empty
+}
+
+TEST(Ratios, EachPartModeAgainstMultiAndTheBest)
+{
+    PointResult multi = point_16mib();
+    multi.mode = Mode::multi;
+    multi.perceived = {2e-3};
+    PointResult persistent = point_16mib();
+    persistent.perceived = {1.5e-3};
+    PointResult rma = point_16mib();
+    rma.mode = Mode::part_rma;
+    rma.perceived = {3e-3};
+    PointResult single = point_16mib();
+    single.mode = Mode::single;
+    PointResult other_size = point_16mib();  // no multi of this size: no ratio
+    other_size.bytes = 1u << 20;
+    const std::vector<Ratio> r = ratios({single, multi, persistent, rma, other_size}, Options{});
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r[0].mode, Mode::part_persistent);
+    EXPECT_DOUBLE_EQ(r[0].to_multi, 0.75);
+    EXPECT_TRUE(r[0].best);
+    EXPECT_EQ(r[1].mode, Mode::part_rma);
+    EXPECT_DOUBLE_EQ(r[1].to_multi, 1.5);
+    EXPECT_FALSE(r[1].best);
+    EXPECT_NEAR(r[0].efficiency, 1201.0 / 1500.0, 1e-12);
+    EXPECT_TRUE(std::isnan(r[0].extra_to_multi));  // send side
+
+    std::FILE* file = std::tmpfile();
+    ASSERT_NE(file, nullptr);
+    print_summary(file, r);
+    std::rewind(file);
+    std::string text;
+    char buffer[1024];
+    while (std::fgets(buffer, sizeof buffer, file) != nullptr) {
+        text += buffer;
+    }
+    std::fclose(file);
+    EXPECT_NE(text.find("summary 16 MiB send:  part-persistent 0.75 (eff 0.80)  part-rma 1.50 "
+                        "(eff 0.40)  | best part-persistent 0.75\n"),
+              std::string::npos)
+        << text;
 }
 
 TEST(FormatSize, BinaryUnitsOnlyWhenExact)
