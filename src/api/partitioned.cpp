@@ -142,13 +142,13 @@ int not_partitioned(const char* fn)
 }
 #endif
 
-/// A counted reference on @p request when it is ours. Otherwise empty, and *rc is the answer:
+/// A (light) reference on @p request when it is ours. Otherwise empty, and *rc is the answer:
 /// an error when another thread is freeing it, else what the MPI's own call @p native says.
 template <class Native>
 HandleRegistry::Ref ours(MPI_Request request, const char* fn, int* rc, Native&& native)
 {
     bool closing = false;
-    HandleRegistry::Ref r = HandleRegistry::instance().acquire(request, &closing);
+    HandleRegistry::Ref r = HandleRegistry::instance().acquire_light(request, &closing);
     if (!r) {
         *rc = closing ? being_freed(fn) : native();
     }

@@ -2,11 +2,47 @@
 // Handle registry and the per-request reference count behind the lifetime rule.
 #include "requests/registry.hpp"
 
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <cstring>
 
 #include "common/backoff.hpp"
 
 namespace mpipcl::requests {
+
+namespace {
+/// Asymmetric fences for the light references (the pattern of Linux's sys_membarrier and
+/// folly's asymmetric_thread_fence_light/heavy). A reader publishes its hazard cell, then
+/// checks `closing`; close() sets `closing`, then scans the cells: a store-buffering pair
+/// that needs a full fence on both sides. The reader's side is only a compiler barrier when
+/// close() can make every running thread of the process execute a full fence (membarrier,
+/// private expedited); without it both sides use real fences.
+bool register_membarrier() noexcept
+{
+    const long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    return cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0 &&
+           syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+const bool g_light_fence = register_membarrier();
+
+inline void fence_light() noexcept
+{
+    if (g_light_fence) [[likely]] {
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+    } else {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+    }
+}
+
+inline void fence_heavy() noexcept
+{
+    if (!g_light_fence || syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+    }
+}
+}  // namespace
 
 HandleRegistry& HandleRegistry::instance()
 {
@@ -21,6 +57,7 @@ HandleRegistry::Ref& HandleRegistry::Ref::operator=(Ref&& o) noexcept
         slot_ = o.slot_;
         req_ = o.req_;
         shard_ = o.shard_;
+        hazard_ = o.hazard_;
         o.slot_ = nullptr;
         o.req_ = nullptr;
     }
@@ -31,8 +68,13 @@ void HandleRegistry::Ref::reset() noexcept
 {
     if (slot_ != nullptr) {
         // sync: release: everything this holder did inside the request happens before the
-        // closer's (or starter's) acquire load that sees the count drop.
-        slot_->shards[shard_].refs.fetch_sub(1, std::memory_order_release);
+        // closer's (or starter's) acquire load that sees the count (or the cell) drop.
+        if (hazard_ != nullptr) {
+            hazard_->slot.store(nullptr, std::memory_order_release);
+            hazard_ = nullptr;
+        } else {
+            slot_->shards[shard_].refs.fetch_sub(1, std::memory_order_release);
+        }
         slot_ = nullptr;
     }
     req_ = nullptr;
@@ -51,6 +93,88 @@ int HandleRegistry::my_shard() noexcept
         t_shard = next.fetch_add(1, std::memory_order_relaxed) % kShards;
     }
     return t_shard;
+}
+
+namespace {
+/// Every hazard cell ever made (pushed at the front, never removed).
+std::atomic<HandleRegistry::Hazard*>* hazard_list_head()
+{
+    static auto* head = new std::atomic<HandleRegistry::Hazard*>(nullptr);
+    return head;
+}
+thread_local HandleRegistry::Hazard* t_hazard __attribute__((tls_model("initial-exec"))) = nullptr;
+/// Gives the thread's cell back when the thread exits.
+struct HazardOwner {
+    HandleRegistry::Hazard* cell = nullptr;
+    ~HazardOwner();
+};
+thread_local HazardOwner t_hazard_owner;
+}  // namespace
+
+HazardOwner::~HazardOwner()
+{
+    if (cell != nullptr) {
+        t_hazard = nullptr;
+        // sync: release: the cell's last use happens before its next owner's claim.
+        cell->owned.store(false, std::memory_order_release);
+    }
+}
+
+HandleRegistry::Hazard* HandleRegistry::my_hazard() noexcept
+{
+    if (t_hazard != nullptr) [[likely]] {
+        return t_hazard;
+    }
+    std::atomic<Hazard*>* head = hazard_list_head();
+    Hazard* h = nullptr;
+    // sync: acquire pairs with the release push below (the cell's next link).
+    for (Hazard* c = head->load(std::memory_order_acquire); c != nullptr; c = c->next) {
+        bool expected = false;
+        // sync: acquire pairs with the release in ~HazardOwner.
+        if (!c->owned.load(std::memory_order_relaxed) &&
+            c->owned.compare_exchange_strong(expected, true, std::memory_order_acquire)) {
+            h = c;
+            break;
+        }
+    }
+    if (h == nullptr) {
+        h = new (std::nothrow) Hazard;
+        if (h == nullptr) {
+            return nullptr;  // the caller counts instead
+        }
+        h->owned.store(true, std::memory_order_relaxed);
+        Hazard* first = head->load(std::memory_order_relaxed);
+        do {
+            h->next = first;
+            // sync: seq_cst (see hazard_holds): a closer that scans after its heavy fence
+            // finds every cell whose holder could have missed `closing`.
+        } while (!head->compare_exchange_weak(first, h));
+    }
+    t_hazard_owner.cell = h;  // first use constructs it: its destructor runs at thread exit
+    t_hazard = h;
+    return h;
+}
+
+bool HandleRegistry::hazard_holds(const Slot* s, const Hazard* except) noexcept
+{
+    // sync: acquire: a cell seen cleared carries its holder's release (Ref::reset), so all
+    // the holder did inside the request happens before the caller goes on.
+    for (const Hazard* c = hazard_list_head()->load(std::memory_order_acquire); c != nullptr;
+         c = c->next) {
+        if (c != except && c->slot.load(std::memory_order_acquire) == s) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void HandleRegistry::wait_others(const Ref& ref) noexcept
+{
+    const std::uint32_t own = ref.hazard_ == nullptr ? 1 : 0;
+    Backoff b(20, 100);
+    while (ref.slot_->held() > own || hazard_holds(ref.slot_, ref.hazard_)) {
+        b.pause();
+    }
 }
 
 std::uint32_t HandleRegistry::Slot::held() const noexcept
@@ -125,6 +249,38 @@ HandleRegistry::Ref HandleRegistry::acquire(MPI_Request h, bool* closing) const 
         return {};
     }
     return Ref(s, s->req.load(std::memory_order_acquire), shard);
+}
+
+HandleRegistry::Ref HandleRegistry::acquire_light(MPI_Request h, bool* closing) const noexcept
+{
+    Hazard* hz = my_hazard();
+    if (hz == nullptr || hz->slot.load(std::memory_order_relaxed) != nullptr) [[unlikely]] {
+        return acquire(h, closing);  // no cell, or this thread already holds a light one
+    }
+    if (closing != nullptr) {
+        *closing = false;
+    }
+    const std::uintptr_t k = key_of(h);
+    Slot* s = find_slot(k);
+    if (s == nullptr) {
+        return {};
+    }
+    // sync: publish the cell, fence, then read `closing`: with close()'s store of `closing`,
+    // heavy fence and scan of the cells, either close() sees the cell and waits, or we see
+    // `closing` and back off (fence_light/fence_heavy above). The slot is type-stable; the
+    // acquire loads of `closing` and `key` order the load of `req` after insert()'s stores
+    // when the slot was reopened for a new request meanwhile.
+    hz->slot.store(s, std::memory_order_relaxed);
+    fence_light();
+    const bool is_closing = s->closing.load(std::memory_order_acquire);
+    if (is_closing || s->key.load(std::memory_order_acquire) != k) {
+        hz->slot.store(nullptr, std::memory_order_relaxed);
+        if (closing != nullptr) {
+            *closing = is_closing;
+        }
+        return {};
+    }
+    return Ref(s, s->req.load(std::memory_order_acquire), hz);
 }
 
 void HandleRegistry::put_locked(Table& t, std::uintptr_t k, Slot* s)
@@ -219,10 +375,10 @@ bool HandleRegistry::close(Ref& ref) noexcept
     if (s->closing.exchange(true)) {
         return false;
     }
-    Backoff b(20, 100);
-    while (s->held() > 1) {
-        b.pause();
-    }
+    // sync: every thread that published a light reference before our store of `closing` is
+    // visible to the scan in wait_others after this (see acquire_light).
+    fence_heavy();
+    wait_others(ref);
     {
         std::lock_guard<std::mutex> lk(mu_);
         const std::uintptr_t k = s->key.load(std::memory_order_relaxed);
@@ -239,10 +395,12 @@ bool HandleRegistry::close(Ref& ref) noexcept
 
 void HandleRegistry::wait_sole(const Ref& ref) noexcept
 {
-    Backoff b(20, 100);
-    while (ref.slot_->held() > 1) {
-        b.pause();
-    }
+    // No heavy fence (this runs at every MPI_Start): a light reference of the previous round
+    // was taken by a Pready whose partition the round needed to complete, so its cell store is
+    // sequenced before its partition count (a release read-modify-write), which the completion
+    // the caller observed acquired; the scan therefore sees the cell or its clearing. Pready
+    // calls that did not count (errors) and Parrived calls racing a restart are erroneous.
+    wait_others(ref);
 }
 
 }  // namespace mpipcl::requests

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Maps user MPI_Request handles to our requests and counts who is inside each one.
 // Lookups are lock-free (open addressing over atomics); inserts and closes take a mutex. The
-// empty-registry check is one relaxed load.
+// empty-registry check is one relaxed load. Two kinds of reference: counted (a sharded atomic
+// counter, for the completion calls) and light (a per-thread hazard cell, no atomic
+// read-modify-write, for the per-partition calls MPI_Pready* and MPI_Parrived).
 #pragma once
 
 #include <mpi.h>
@@ -21,13 +23,21 @@ class HandleRegistry {
     struct Slot;
 
    public:
+    /// Internal (light references): one per thread that ever took one; never freed, reused
+    /// after the thread exits. `slot` is the slot the thread is inside (or null).
+    struct alignas(64) Hazard {
+        std::atomic<const Slot*> slot{nullptr};
+        std::atomic<bool> owned{false};
+        Hazard* next = nullptr;
+    };
+
     /// A counted reference on a live request: while any Ref is held the request is neither
     /// freed nor restarted (MPI_Request_free and MPI_Start wait for the others to let go).
     /// Move-only; empty when the handle is not ours.
     class Ref {
        public:
         Ref() = default;
-        Ref(Ref&& o) noexcept : slot_(o.slot_), req_(o.req_), shard_(o.shard_)
+        Ref(Ref&& o) noexcept : slot_(o.slot_), req_(o.req_), shard_(o.shard_), hazard_(o.hazard_)
         {
             o.slot_ = nullptr;
             o.req_ = nullptr;
@@ -45,9 +55,11 @@ class HandleRegistry {
        private:
         friend class HandleRegistry;
         Ref(Slot* s, Request* r, int shard) : slot_(s), req_(r), shard_(shard) {}
+        Ref(Slot* s, Request* r, Hazard* h) : slot_(s), req_(r), hazard_(h) {}
         Slot* slot_ = nullptr;
         Request* req_ = nullptr;
         int shard_ = 0;
+        Hazard* hazard_ = nullptr;  ///< a light reference: this thread's hazard cell
     };
 
     static HandleRegistry& instance();
@@ -57,6 +69,12 @@ class HandleRegistry {
     /// Lock-free. An empty Ref when @p h is not a live request of ours; *closing (if given) is
     /// then true when @p h is ours but being freed right now.
     Ref acquire(MPI_Request h, bool* closing = nullptr) const noexcept;
+    /// As acquire(), for calls that hold the reference briefly in the calling thread
+    /// (MPI_Pready*, MPI_Parrived): publishes the slot in this thread's hazard cell instead of
+    /// counting, so the hot path has no atomic read-modify-write. The Ref must be released by
+    /// the thread that acquired it. Falls back to a counted reference when this thread already
+    /// holds a light one.
+    Ref acquire_light(MPI_Request h, bool* closing = nullptr) const noexcept;
     /// Registers @p req (owned by the caller) under @p h. Throws std::bad_alloc.
     void insert(MPI_Request h, Request* req);
     /// MPI_Request_free: stops new acquires of @p ref's request, waits (with back-off, no lock
@@ -96,6 +114,11 @@ class HandleRegistry {
         std::unique_ptr<Entry[]> entries;
     };
     static int my_shard() noexcept;
+    static Hazard* my_hazard() noexcept;
+    /// Some thread other than @p except's owner holds a light reference on @p s.
+    static bool hazard_holds(const Slot* s, const Hazard* except) noexcept;
+    /// Waits (back-off) until @p ref's counted and light references are the only ones left.
+    static void wait_others(const Ref& ref) noexcept;
     static constexpr std::uintptr_t kEmpty = 0;
     static constexpr std::uintptr_t kTomb = 1;
 

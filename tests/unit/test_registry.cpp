@@ -180,3 +180,129 @@ TEST(Registry, WaitSoleWaitsForTheOthers)
     EXPECT_TRUE(released.load());
     t.join();
 }
+
+// ---- light references (per-thread hazard cells: MPI_Pready*, MPI_Parrived) ----
+
+TEST(Registry, LightReferenceFindsAndReleases)
+{
+    HandleRegistry reg;
+    reg.insert(handle(5), fake(5));
+    {
+        HandleRegistry::Ref a = reg.acquire_light(handle(5));
+        ASSERT_TRUE(a);
+        EXPECT_EQ(a.get(), fake(5));
+        // A second light reference in the same thread falls back to a counted one.
+        HandleRegistry::Ref b = reg.acquire_light(handle(5));
+        ASSERT_TRUE(b);
+        EXPECT_EQ(b.get(), fake(5));
+    }
+    EXPECT_FALSE(reg.acquire_light(handle(6)));
+    EXPECT_TRUE(erase(reg, handle(5)));
+    bool closing = true;
+    EXPECT_FALSE(reg.acquire_light(handle(5), &closing));
+    EXPECT_FALSE(closing);
+}
+
+TEST(Registry, CloseWaitsForALightHolder)
+{
+    HandleRegistry reg;
+    reg.insert(handle(7), fake(7));
+    std::atomic<bool> released{false};
+    std::atomic<bool> holding{false};
+    std::thread holder([&] {
+        HandleRegistry::Ref r = reg.acquire_light(handle(7));
+        ASSERT_TRUE(r);
+        holding = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        released = true;
+    });
+    while (!holding) {
+        std::this_thread::yield();
+    }
+    HandleRegistry::Ref mine = reg.acquire(handle(7));
+    ASSERT_TRUE(reg.close(mine));
+    EXPECT_TRUE(released.load()) << "close returned while a light reference was held";
+    holder.join();
+}
+
+TEST(Registry, WaitSoleWaitsForALightHolder)
+{
+    HandleRegistry reg;
+    reg.insert(handle(9), fake(9));
+    HandleRegistry::Ref mine = reg.acquire(handle(9));
+    std::atomic<bool> released{false};
+    std::atomic<bool> holding{false};
+    std::thread t([&] {
+        HandleRegistry::Ref r = reg.acquire_light(handle(9));
+        ASSERT_TRUE(r);
+        holding = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        released = true;
+    });
+    while (!holding) {
+        std::this_thread::yield();
+    }
+    HandleRegistry::wait_sole(mine);
+    EXPECT_TRUE(released.load());
+    t.join();
+}
+
+// Readers take light references on a few handles while the owner closes and re-inserts them
+// (same handle values, a new request each time, as MPI reuses handle values): no reader may
+// still hold a request the owner has declared freed.
+TEST(Registry, LightReadersNeverHoldAClosedRequest)
+{
+    HandleRegistry reg;
+    constexpr int kHandles = 4;
+    constexpr int kGenerations = 1000;
+    // gen_alive[g]: request generation g is live (set before insert, cleared after close).
+    std::vector<std::atomic<int>> gen_alive(kHandles * (kGenerations + 1));
+    std::vector<int> current(kHandles);
+    auto req_of = [](int g) { return fake(static_cast<std::uintptr_t>(g)); };
+    auto gen_of = [](Request* r) {
+        return static_cast<int>(reinterpret_cast<std::uintptr_t>(r) / 64 - 1);
+    };
+    for (int i = 0; i < kHandles; ++i) {
+        current[i] = i;
+        gen_alive[i] = 1;
+        reg.insert(handle(i), req_of(i));
+    }
+    std::atomic<bool> stop{false};
+    std::atomic<long> errors{0};
+    std::atomic<long> held{0};
+    std::vector<std::thread> readers;
+    for (int t = 0; t < 3; ++t) {
+        readers.emplace_back([&, t] {
+            for (unsigned n = t; !stop.load(std::memory_order_relaxed); ++n) {
+                HandleRegistry::Ref r = reg.acquire_light(handle(n % kHandles));
+                if (!r) {
+                    continue;
+                }
+                const int g = gen_of(r.get());
+                for (int k = 0; k < 8; ++k) {  // stay inside a little
+                    if (gen_alive[g].load() != 1) {
+                        errors.fetch_add(1);
+                    }
+                }
+                held.fetch_add(1, std::memory_order_relaxed);
+            }
+        });
+    }
+    int next_gen = kHandles;
+    for (int round = 0; round < kGenerations; ++round) {
+        const int i = round % kHandles;
+        HandleRegistry::Ref mine = reg.acquire(handle(i));
+        ASSERT_TRUE(mine);
+        ASSERT_TRUE(reg.close(mine));
+        gen_alive[current[i]] = 0;  // "freed": no reader may be inside it any more
+        current[i] = next_gen++;
+        gen_alive[current[i]] = 1;
+        reg.insert(handle(i), req_of(current[i]));
+    }
+    stop = true;
+    for (auto& t : readers) {
+        t.join();
+    }
+    EXPECT_EQ(errors.load(), 0);
+    EXPECT_GT(held.load(), 0);
+}
