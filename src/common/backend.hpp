@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "common/config.hpp"
+#include "common/ready_counter.hpp"
 
 namespace mpipcl {
 
@@ -68,9 +69,10 @@ class Backend {
     virtual ~Backend() = default;
     /// engine: round @p round begins (request just started, or paired while active).
     virtual void start(std::uint64_t round) = 0;
-    /// lock-free (sender): partition @p p is ready; reported exactly once per round. Returns
-    /// true when it queued MPI work (a unit became complete), which flush() then issues.
-    virtual bool partition_ready(int p) noexcept = 0;
+    /// lock-free (sender): partition @p p is ready. Queued: it completed a unit and queued MPI
+    /// work, which flush() then issues; Duplicate: it was already ready this round (nothing
+    /// changed).
+    virtual Marked partition_ready(int p) noexcept = 0;
     /// Sender: issue queued MPI work. Lock-free; makes MPI calls, so only on threads allowed to.
     virtual void flush() noexcept = 0;
     /// lock-free (receiver): true once every byte of receive partition @p p is in the buffer.

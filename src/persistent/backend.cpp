@@ -57,15 +57,11 @@ PersistentBackend::PersistentBackend(const Endpoint& ep, const Agreement& a, MPI
     reqs_.assign(m_count, MPI_REQUEST_NULL);
     try {
         if (send_) {
-            part_msg_.resize(ep.partitions);
-            remaining_ = std::make_unique<std::atomic<int>[]>(m_count);
+            counter_.init(map_.part_begin);
             ready_.resize(m_count);
             for (int m = 0; m < m_count; ++m) {
                 const int p0 = map_.part_begin[m];
                 const int p1 = map_.part_begin[m + 1];
-                for (int p = p0; p < p1; ++p) {
-                    part_msg_[p] = m;
-                }
                 const std::int64_t elems =
                     map_.total_bytes == 0 ? 0 : static_cast<std::int64_t>(p1 - p0) * ep.count;
                 void* ptr =
@@ -129,10 +125,7 @@ void PersistentBackend::start(std::uint64_t /*round*/)
         pending_msg_[m] = m;
     }
     if (send_) {
-        for (int m = 0; m < m_count; ++m) {
-            remaining_[m].store(map_.part_begin[m + 1] - map_.part_begin[m],
-                                std::memory_order_relaxed);
-        }
+        counter_.reset();
         ready_.reset();
         started_.store(0, std::memory_order_relaxed);
         flush_error_.store(MPI_SUCCESS, std::memory_order_relaxed);
@@ -144,15 +137,9 @@ void PersistentBackend::start(std::uint64_t /*round*/)
     MPIPCL_CHECK_MPI(PMPI_Startall(m_count, reqs_.data()));
 }
 
-bool PersistentBackend::partition_ready(int p) noexcept
+Marked PersistentBackend::partition_ready(int p) noexcept
 {
-    const int m = part_msg_[p];
-    // sync: acq_rel chains every Pready thread's buffer writes to the one that sees zero.
-    if (remaining_[m].fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        ready_.push(m);
-        return true;
-    }
-    return false;
+    return counter_.mark_and_queue(p, ready_);
 }
 
 void PersistentBackend::flush() noexcept

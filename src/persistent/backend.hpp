@@ -14,6 +14,7 @@
 
 #include "common/backend.hpp"
 #include "common/partition_map.hpp"
+#include "common/ready_counter.hpp"
 #include "common/ready_queue.hpp"
 
 namespace mpipcl::persistent {
@@ -43,7 +44,7 @@ class PersistentBackend final : public Backend {
     ~PersistentBackend() override;
 
     void start(std::uint64_t round) override;
-    bool partition_ready(int p) noexcept override;
+    Marked partition_ready(int p) noexcept override;
     void flush() noexcept override;
     bool arrived(int p) const noexcept override;
     bool progress() override;
@@ -57,10 +58,9 @@ class PersistentBackend final : public Backend {
     PartitionMap map_;
     std::vector<MPI_Request> reqs_;  ///< one persistent request per internal message
 
-    // Sender: partition -> message, per-message countdown, and the queue of messages whose
+    // Sender: which partitions are ready per message, and the queue of messages whose
     // partitions are all ready (pushed by Pready threads, drained by one flusher).
-    std::vector<int> part_msg_;
-    std::unique_ptr<std::atomic<int>[]> remaining_;
+    ReadyCounter counter_;
     ReadyQueue ready_;
     std::atomic<int> started_{0};
     std::atomic<int> flush_error_{MPI_SUCCESS};

@@ -33,19 +33,18 @@ Transfer::~Transfer()
 
 int Transfer::mark_ready(int p, bool* queued) noexcept
 {
-    std::uint8_t expected = 0;
     // Fast path, the common case: paired and the pairing scan is over, so only Preadys count
-    // partitions: 0 -> 2 (counted) in one step. sync: acquire pairs with the release store
-    // after the scan.
+    // partitions, straight into the backend, whose ready bits also catch a duplicate (one
+    // read-modify-write per Pready; part_state_ stays 0). sync: acquire pairs with the release
+    // store after the scan.
     if (Backend* b = settled_backend_.load(std::memory_order_acquire)) {
-        if (!part_state_[p].compare_exchange_strong(expected, 2, std::memory_order_relaxed)) {
-            return error_code(ErrId::DuplicatePready);
-        }
-        *queued = b->partition_ready(p);
-        return MPI_SUCCESS;
+        const Marked m = b->partition_ready(p);
+        *queued = m == Marked::Queued;
+        return m == Marked::Duplicate ? error_code(ErrId::DuplicatePready) : MPI_SUCCESS;
     }
     // sync: seq_cst pairs with pair_locked's store of ready_backend_ and its scan (Dekker):
     // either we see the backend, or the scan sees our 1, so the partition is counted once.
+    std::uint8_t expected = 0;
     if (!part_state_[p].compare_exchange_strong(expected, 1)) {
         return error_code(ErrId::DuplicatePready);
     }
@@ -58,7 +57,8 @@ int Transfer::mark_ready(int p, bool* queued) noexcept
 bool Transfer::count_partition(Backend* b, int p) noexcept
 {
     std::uint8_t expected = 1;
-    return part_state_[p].compare_exchange_strong(expected, 2) && b->partition_ready(p);
+    return part_state_[p].compare_exchange_strong(expected, 2) &&
+           b->partition_ready(p) == Marked::Queued;
 }
 
 void Transfer::flush() noexcept

@@ -222,14 +222,8 @@ void RmaBackend::init_sender(const Agreement& a)
     piece_ = std::max(step, max_piece / step * step);
 
     const int units = map_.unit_count();
-    part_unit_.resize(ep.partitions);
-    remaining_ = std::make_unique<std::atomic<int>[]>(units);
+    counter_.init(map_.units.part_begin);
     ready_.resize(units);
-    for (int u = 0; u < units; ++u) {
-        for (int p = map_.units.part_begin[u]; p < map_.units.part_begin[u + 1]; ++p) {
-            part_unit_[p] = u;
-        }
-    }
     flag_left_.resize(map_.flags());
     flag_src_.resize(map_.flags());
     batch_.reserve(units);
@@ -251,16 +245,7 @@ void RmaBackend::peer_ready(std::uint64_t round) noexcept
     flush();
 }
 
-bool RmaBackend::partition_ready(int p) noexcept
-{
-    const int u = part_unit_[p];
-    // sync: acq_rel chains every Pready thread's buffer writes to the one that sees zero.
-    if (remaining_[u].fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        ready_.push(u);
-        return true;
-    }
-    return false;
-}
+Marked RmaBackend::partition_ready(int p) noexcept { return counter_.mark_and_queue(p, ready_); }
 
 void RmaBackend::flush() noexcept
 {
@@ -436,10 +421,7 @@ void RmaBackend::start(std::uint64_t round)
         return;
     }
     send_round_ = round;
-    for (int u = 0; u < map_.unit_count(); ++u) {
-        remaining_[u].store(map_.units.part_begin[u + 1] - map_.units.part_begin[u],
-                            std::memory_order_relaxed);
-    }
+    counter_.reset();
     std::copy(map_.flag_units.begin(), map_.flag_units.end(), flag_left_.begin());
     std::fill(flag_src_.begin(), flag_src_.end(), send_round_);
     ready_.reset();

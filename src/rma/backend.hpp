@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/backend.hpp"
+#include "common/ready_counter.hpp"
 #include "common/ready_queue.hpp"
 #include "rma/blocks.hpp"
 #include "rma/notify.hpp"
@@ -44,7 +45,7 @@ class RmaBackend final : public Backend {
     ~RmaBackend() override;
 
     void start(std::uint64_t round) override;
-    bool partition_ready(int p) noexcept override;
+    Marked partition_ready(int p) noexcept override;
     void flush() noexcept override;
     bool arrived(int p) const noexcept override;
     bool progress() override;
@@ -110,11 +111,10 @@ class RmaBackend final : public Backend {
     std::int64_t target_size_ = 0;    ///< receiver's element size
     std::int64_t target_extent_ = 0;  ///< receiver's element extent (derived datatypes)
     MPI_Datatype target_type_ = MPI_BYTE;
-    std::int64_t piece_ = 0;  ///< largest Put (bytes) whose counts fit in an int
-    std::vector<int> part_unit_;
-    std::unique_ptr<std::atomic<int>[]> remaining_;  ///< per unit: partitions not yet ready
-    ReadyQueue ready_;                               ///< units whose partitions are all ready
-    std::atomic<bool> described_{false};             ///< target_type_ is built
+    std::int64_t piece_ = 0;              ///< largest Put (bytes) whose counts fit in an int
+    ReadyCounter counter_;                ///< which partitions are ready, per unit
+    ReadyQueue ready_;                    ///< units whose partitions are all ready
+    std::atomic<bool> described_{false};  ///< target_type_ is built
     std::atomic<int> flags_done_{0};
     std::atomic<int> flush_error_{MPI_SUCCESS};
     // Flusher-only (one drainer at a time, see ReadyQueue).

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// ReadyCounter: which partitions of a round are ready, per unit (internal message or RMA put
+// unit), in one atomic read-modify-write per MPI_Pready. Used by both backends' send paths.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/ready_queue.hpp"
+
+namespace mpipcl {
+
+/// What a send path did with a ready partition (Backend::partition_ready).
+enum class Marked {
+    Duplicate,  ///< it was already ready this round: nothing changed
+    Counted,    ///< counted; its unit still waits for others
+    Queued,     ///< it completed its unit, which is now queued for flush()
+};
+
+/// A bit per partition, grouped in 64-bit words per unit (a unit is a contiguous range of
+/// partitions). mark(p) is one fetch_or: the old bit says "duplicate", the new word says
+/// whether the unit is complete. A unit of more than 64 partitions also counts its full words
+/// down (a second read-modify-write once per 64 partitions). With few units every word has a
+/// cache line of its own, so threads marking different units never share a line.
+class ReadyCounter {
+   public:
+    enum class Mark { Duplicate, Counted, Completed };
+
+    /// @p part_begin: unit u covers partitions [part_begin[u], part_begin[u+1]); the last
+    /// entry is the partition count. Throws std::bad_alloc.
+    void init(const std::vector<int>& part_begin)
+    {
+        const int units = static_cast<int>(part_begin.size()) - 1;
+        stride_ = units <= kPaddedUnits ? kLine : 1;
+        units_.resize(units > 0 ? units : 0);
+        part_unit_.resize(units > 0 ? part_begin.back() : 0);
+        std::int64_t words = 0;
+        for (int u = 0; u < units; ++u) {
+            Unit& un = units_[u];
+            un.p0 = part_begin[u];
+            const int len = part_begin[u + 1] - part_begin[u];
+            un.nwords = (len + 63) / 64;
+            un.first = words;
+            const int tail = len % 64;
+            un.last_full = tail == 0 ? ~std::uint64_t{0} : (std::uint64_t{1} << tail) - 1;
+            words += (un.nwords + (un.nwords > 1 ? 1 : 0)) * stride_;  // bits (+ count word)
+            for (int p = part_begin[u]; p < part_begin[u + 1]; ++p) {
+                part_unit_[p] = u;
+            }
+        }
+        // One line of slack so the first word can start a cache line.
+        storage_ = std::make_unique<Word[]>(static_cast<std::size_t>(words + kLine));
+        const auto addr = reinterpret_cast<std::uintptr_t>(storage_.get());
+        words_ = storage_.get() +
+                 ((kLine * sizeof(Word) - addr % (kLine * sizeof(Word))) % (kLine * sizeof(Word))) /
+                     sizeof(Word);
+        reset();
+    }
+
+    /// A new round (not concurrent with mark()).
+    void reset() noexcept
+    {
+        for (const Unit& un : units_) {
+            for (int j = 0; j < un.nwords; ++j) {
+                words_[un.first + j * stride_].store(0, std::memory_order_relaxed);
+            }
+            if (un.nwords > 1) {
+                words_[un.first + un.nwords * stride_].store(un.nwords, std::memory_order_relaxed);
+            }
+        }
+    }
+
+    /// Partition @p p is ready; *unit gets its unit. Lock-free, any thread.
+    Mark mark(int p, int* unit) noexcept
+    {
+        const int u = part_unit_[p];
+        *unit = u;
+        const Unit& un = units_[u];
+        const int k = p - un.p0;
+        const int j = k >> 6;
+        const std::uint64_t bit = std::uint64_t{1} << (k & 63);
+        // sync: acq_rel chains every Pready thread's buffer writes (release) to the one that
+        // completes the word (acquire, through the release sequence of the word's RMWs).
+        const std::uint64_t old =
+            words_[un.first + j * stride_].fetch_or(bit, std::memory_order_acq_rel);
+        if ((old & bit) != 0) {
+            return Mark::Duplicate;
+        }
+        const std::uint64_t full = j == un.nwords - 1 ? un.last_full : ~std::uint64_t{0};
+        if ((old | bit) != full) {
+            return Mark::Counted;
+        }
+        if (un.nwords == 1) {
+            return Mark::Completed;
+        }
+        // sync: acq_rel, the same chain across the unit's words.
+        return words_[un.first + un.nwords * stride_].fetch_sub(1, std::memory_order_acq_rel) == 1
+                   ? Mark::Completed
+                   : Mark::Counted;
+    }
+
+    int units() const noexcept { return static_cast<int>(units_.size()); }
+
+    /// partition_ready of both send paths: marks @p p and pushes its unit on @p queue when
+    /// this call completed it.
+    Marked mark_and_queue(int p, ReadyQueue& queue) noexcept
+    {
+        int u = 0;
+        switch (mark(p, &u)) {
+            case Mark::Duplicate:
+                return Marked::Duplicate;
+            case Mark::Counted:
+                return Marked::Counted;
+            case Mark::Completed:
+                break;
+        }
+        queue.push(u);
+        return Marked::Queued;
+    }
+
+   private:
+    /// Up to this many units, each word gets its own cache line (at most 16 KiB per request).
+    static constexpr int kPaddedUnits = 256;
+    static constexpr int kLine = 8;  ///< words per cache line
+    using Word = std::atomic<std::uint64_t>;
+    struct Unit {
+        int p0 = 0;                   ///< first partition
+        int nwords = 0;               ///< 64-bit words of bits
+        std::int64_t first = 0;       ///< index of its first word in words_
+        std::uint64_t last_full = 0;  ///< the last word's value when all its partitions are in
+    };
+    std::vector<Unit> units_;
+    std::vector<int> part_unit_;
+    std::unique_ptr<Word[]> storage_;
+    Word* words_ = nullptr;  ///< storage_, from its first cache-line boundary
+    int stride_ = 1;
+};
+
+}  // namespace mpipcl

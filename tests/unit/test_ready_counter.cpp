@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// ReadyCounter: one bit per partition per unit; duplicates, unit completion (also for units
+// of more than 64 partitions), resets between rounds, and racing markers.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <numeric>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "common/ready_counter.hpp"
+
+using mpipcl::Marked;
+using mpipcl::ReadyCounter;
+using mpipcl::ReadyQueue;
+
+namespace {
+/// Units of the given sizes, as part_begin.
+std::vector<int> units_of(const std::vector<int>& sizes)
+{
+    std::vector<int> begin{0};
+    for (int s : sizes) {
+        begin.push_back(begin.back() + s);
+    }
+    return begin;
+}
+
+/// Marks every partition in @p order; returns the units in completion order and checks that
+/// each completes exactly at its last partition.
+std::vector<int> mark_all(ReadyCounter& c, const std::vector<int>& begin,
+                          const std::vector<int>& order)
+{
+    std::vector<int> left(begin.size() - 1);
+    for (std::size_t u = 0; u + 1 < begin.size(); ++u) {
+        left[u] = begin[u + 1] - begin[u];
+    }
+    std::vector<int> completed;
+    for (int p : order) {
+        int u = -1;
+        const ReadyCounter::Mark m = c.mark(p, &u);
+        EXPECT_GE(p, begin[u]);
+        EXPECT_LT(p, begin[u + 1]);
+        EXPECT_NE(m, ReadyCounter::Mark::Duplicate) << "partition " << p;
+        --left[u];
+        EXPECT_EQ(m == ReadyCounter::Mark::Completed, left[u] == 0) << "partition " << p;
+        if (m == ReadyCounter::Mark::Completed) {
+            completed.push_back(u);
+        }
+    }
+    return completed;
+}
+}  // namespace
+
+TEST(ReadyCounter, CompletesEachUnitAtItsLastPartitionInAnyOrder)
+{
+    // Sizes around the 64-bit word boundaries, single partitions, and a big unit.
+    const std::vector<int> begin = units_of({1, 63, 64, 65, 128, 129, 3, 1000});
+    ReadyCounter c;
+    c.init(begin);
+    std::vector<int> order(begin.back());
+    std::iota(order.begin(), order.end(), 0);
+    std::mt19937 rng(7);
+    for (int round = 0; round < 20; ++round) {
+        if (round > 0) {
+            std::shuffle(order.begin(), order.end(), rng);
+        }
+        std::vector<int> done = mark_all(c, begin, order);
+        std::sort(done.begin(), done.end());
+        std::vector<int> all(begin.size() - 1);
+        std::iota(all.begin(), all.end(), 0);
+        EXPECT_EQ(done, all) << "round " << round;
+        c.reset();
+    }
+}
+
+TEST(ReadyCounter, ReportsADuplicateWithoutCountingIt)
+{
+    const std::vector<int> begin = units_of({2, 130});
+    ReadyCounter c;
+    c.init(begin);
+    int u = -1;
+    EXPECT_EQ(c.mark(0, &u), ReadyCounter::Mark::Counted);
+    EXPECT_EQ(c.mark(0, &u), ReadyCounter::Mark::Duplicate);
+    EXPECT_EQ(c.mark(1, &u), ReadyCounter::Mark::Completed);
+    EXPECT_EQ(c.mark(1, &u), ReadyCounter::Mark::Duplicate);
+    for (int p = 2; p < 131; ++p) {
+        EXPECT_EQ(c.mark(p, &u), ReadyCounter::Mark::Counted);
+        EXPECT_EQ(c.mark(p, &u), ReadyCounter::Mark::Duplicate);
+    }
+    EXPECT_EQ(c.mark(131, &u), ReadyCounter::Mark::Completed);
+    EXPECT_EQ(u, 1);
+    c.reset();
+    EXPECT_EQ(c.mark(0, &u), ReadyCounter::Mark::Counted) << "reset clears the round";
+}
+
+TEST(ReadyCounter, MarkAndQueuePushesTheCompletedUnit)
+{
+    const std::vector<int> begin = units_of({2, 1});
+    ReadyCounter c;
+    c.init(begin);
+    ReadyQueue q(2);
+    EXPECT_EQ(c.mark_and_queue(2, q), Marked::Queued);
+    EXPECT_EQ(c.mark_and_queue(0, q), Marked::Counted);
+    EXPECT_EQ(c.mark_and_queue(0, q), Marked::Duplicate);
+    EXPECT_EQ(c.mark_and_queue(1, q), Marked::Queued);
+    int h = -1;
+    ASSERT_TRUE(q.try_begin(&h));
+    std::vector<int> got;
+    do {
+        for (; h != -1; h = q.next(h)) {
+            got.push_back(h);
+        }
+    } while (q.next_batch(&h));
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, (std::vector<int>{0, 1}));
+}
+
+// Threads mark disjoint partitions of shared units (and each one a duplicate of its own):
+// every unit completes exactly once per round and every duplicate is caught.
+TEST(ReadyCounter, RacingMarkersCompleteEachUnitOnce)
+{
+    const std::vector<int> begin = units_of({16, 200, 7, 64, 1});
+    ReadyCounter c;
+    c.init(begin);
+    constexpr int kThreads = 4;
+    for (int round = 0; round < 200; ++round) {
+        std::atomic<int> completions{0};
+        std::atomic<int> duplicates{0};
+        std::vector<std::thread> ts;
+        for (int t = 0; t < kThreads; ++t) {
+            ts.emplace_back([&, t] {
+                int u = -1;
+                for (int p = t; p < begin.back(); p += kThreads) {
+                    if (c.mark(p, &u) == ReadyCounter::Mark::Completed) {
+                        completions.fetch_add(1);
+                    }
+                }
+                if (c.mark(t, &u) == ReadyCounter::Mark::Duplicate) {
+                    duplicates.fetch_add(1);
+                }
+            });
+        }
+        for (auto& th : ts) {
+            th.join();
+        }
+        ASSERT_EQ(completions.load(), static_cast<int>(begin.size()) - 1) << "round " << round;
+        ASSERT_EQ(duplicates.load(), kThreads) << "round " << round;
+        c.reset();
+    }
+}
