@@ -9,6 +9,7 @@ check_c_source_compiles("${_mpipcl_probe_src}" MPIPCL_MPI_IS_OPENMPI)
 check_c_source_compiles("#include <mpi.h>\n#if !defined(MPICH)\n#error no\n#endif\nint main(void){return 0;}\n" MPIPCL_MPI_IS_MPICH)
 unset(CMAKE_REQUIRED_INCLUDES)
 include(${CMAKE_CURRENT_LIST_DIR}/MpipclMpiPartitioned.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/MpipclMpiCommCalls.cmake)
 
 if(MPIPCL_MPI_IS_OPENMPI)
   set(MPIPCL_MPI_FLAVOR "openmpi")

@@ -2,8 +2,10 @@
 // Communicator keys (agreed without communication) and rank translation.
 #include "progress/comm_info.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "common/error.hpp"
@@ -17,9 +19,22 @@ struct CommInfo {
     MPI_Group group = MPI_GROUP_NULL;
 };
 
+// Fixed keys of the predefined communicators, and the seeds that keep apart the key
+// derivations which count creations per scope rather than per parent (arbitrary constants).
+constexpr std::uint64_t kWorldKey = 0x6d7069706c2d574fULL;
+constexpr std::uint64_t kSelfKey = 0x6d7069706c2d5345ULL;
+constexpr std::uint64_t kInterGroupsSeed = 0x6d7069706c2d4947ULL;
+constexpr std::uint64_t kCreateGroupSeed = 0x6d7069706c2d4347ULL;
+constexpr std::uint64_t kTaggedSeed = 0x6d7069706c2d5447ULL;
+constexpr std::uint64_t kIntercommSeed = 0x6d7069706c2d4943ULL;
+
 int g_keyval = MPI_KEYVAL_INVALID;
 MPI_Group g_world_group = MPI_GROUP_NULL;
-std::mutex g_mu;  // serializes attribute creation
+std::mutex g_mu;  // serializes attribute creation and the two tables below
+/// MPI_Comm_idup'ed handles not used yet -> their keys (the handle is unusable until then).
+std::unordered_map<MPI_Comm, std::uint64_t> g_pending;
+/// Creations so far per scope (note_scoped_locked).
+std::unordered_map<std::uint64_t, std::uint64_t> g_scoped;
 
 int delete_fn(MPI_Comm, int, void* attr, void*)
 {
@@ -61,7 +76,39 @@ std::uint64_t group_hash(MPI_Group group)
     return h;
 }
 
-/// Requires g_mu. Creates the info with @p key (or the group hash when key == 0).
+std::uint64_t string_hash(const char* s)  // FNV-1a: the same in every process
+{
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    for (; *s != '\0'; ++s) {
+        h = (h ^ static_cast<unsigned char>(*s)) * 0x100000001b3ULL;
+    }
+    return h;
+}
+
+/// The group hash of an intracommunicator; of an intercommunicator, of its local and remote
+/// groups in an order both sides agree on.
+std::uint64_t comm_group_hash(MPI_Comm comm)
+{
+    int inter = 0;
+    MPIPCL_CHECK_MPI(PMPI_Comm_test_inter(comm, &inter));
+    MPI_Group g = MPI_GROUP_NULL;
+    MPIPCL_CHECK_MPI(PMPI_Comm_group(comm, &g));
+    std::uint64_t h = group_hash(g);
+    PMPI_Group_free(&g);
+    if (inter) {
+        MPIPCL_CHECK_MPI(PMPI_Comm_remote_group(comm, &g));
+        const std::uint64_t remote = group_hash(g);
+        PMPI_Group_free(&g);
+        h = mix(mix(kInterGroupsSeed, std::min(h, remote)), std::max(h, remote));
+    }
+    return h;
+}
+
+/// A derived key is never 0 (info_locked's "not derived").
+std::uint64_t derived(std::uint64_t key) { return key == 0 ? 1 : key; }
+
+/// Requires g_mu. Creates the info with @p key_if_new, else with the key MPI_Comm_idup left
+/// for this handle, else with the group hash.
 CommInfo* info_locked(MPI_Comm comm, std::uint64_t key_if_new)
 {
     void* attr = nullptr;
@@ -72,9 +119,30 @@ CommInfo* info_locked(MPI_Comm comm, std::uint64_t key_if_new)
     }
     auto info = std::make_unique<CommInfo>();
     MPIPCL_CHECK_MPI(PMPI_Comm_group(comm, &info->group));
-    info->key = key_if_new != 0 ? key_if_new : group_hash(info->group);
+    const auto pending = g_pending.find(comm);
+    if (key_if_new != 0) {
+        info->key = key_if_new;  // a new communicator: an entry for its handle would be stale
+    } else if (pending != g_pending.end()) {
+        info->key = pending->second;
+    } else {
+        info->key = comm_group_hash(comm);
+    }
     MPIPCL_CHECK_MPI(PMPI_Comm_set_attr(comm, g_keyval, info.get()));
+    if (pending != g_pending.end()) {
+        g_pending.erase(pending);
+    }
     return info.release();
+}
+
+/// Requires g_mu. For a constructor that is not collective over a whole parent: @p newcomm's
+/// key counts the creations in its scope (@p seed, @p salt, its groups) on this process. Each
+/// member's n-th creation in a scope is the same call: the calls of a scope involve the same
+/// processes, which MPI makes call them in one order (see the callers).
+void note_scoped_locked(std::uint64_t seed, std::uint64_t salt, MPI_Comm newcomm)
+{
+    const std::uint64_t scope = mix(mix(seed, salt), comm_group_hash(newcomm));
+    const std::uint64_t n = ++g_scoped[scope];
+    info_locked(newcomm, derived(mix(scope, n)));
 }
 }  // namespace
 
@@ -82,6 +150,10 @@ void comm_info_init()
 {
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &g_keyval, nullptr);
     PMPI_Comm_group(MPI_COMM_WORLD, &g_world_group);
+    // Fixed keys, so that MPI_COMM_SELF and a 1-process MPI_COMM_WORLD (same group) differ.
+    std::lock_guard<std::mutex> lk(g_mu);
+    info_locked(MPI_COMM_WORLD, kWorldKey);
+    info_locked(MPI_COMM_SELF, kSelfKey);
 }
 
 void comm_info_finalize()
@@ -90,6 +162,9 @@ void comm_info_finalize()
     if (g_world_group != MPI_GROUP_NULL) {
         PMPI_Group_free(&g_world_group);
     }
+    std::lock_guard<std::mutex> lk(g_mu);
+    g_pending.clear();
+    g_scoped.clear();
 }
 
 std::uint64_t comm_key(MPI_Comm comm)
@@ -119,21 +194,61 @@ void note_child_comm(MPI_Comm parent, MPI_Comm newcomm)
     if (g_keyval == MPI_KEYVAL_INVALID) {
         return;
     }
-    try {
-        std::lock_guard<std::mutex> lk(g_mu);
-        CommInfo* p = info_locked(parent, 0);
-        const std::uint64_t n = ++p->children;  // same on every member: creation is collective
-        if (newcomm == MPI_COMM_NULL) {
-            return;
-        }
-        MPI_Group g;
-        MPIPCL_CHECK_MPI(PMPI_Comm_group(newcomm, &g));
-        const std::uint64_t key = mix(mix(p->key, n), group_hash(g));
-        PMPI_Group_free(&g);
-        info_locked(newcomm, key == 0 ? 1 : key);
-    } catch (const Error&) {
-        // Falls back to the group hash on first use.
+    std::lock_guard<std::mutex> lk(g_mu);
+    CommInfo* p = info_locked(parent, 0);
+    const std::uint64_t n = ++p->children;  // same on every member: creation is collective
+    if (newcomm != MPI_COMM_NULL) {
+        info_locked(newcomm, derived(mix(mix(p->key, n), comm_group_hash(newcomm))));
     }
+}
+
+void note_pending_child_comm(MPI_Comm parent, MPI_Comm newcomm)
+{
+    if (g_keyval == MPI_KEYVAL_INVALID) {
+        return;
+    }
+    std::lock_guard<std::mutex> lk(g_mu);
+    CommInfo* p = info_locked(parent, 0);
+    const std::uint64_t n = ++p->children;  // nonblocking collectives keep the call order too
+    g_pending[newcomm] = derived(mix(mix(p->key, n), comm_group_hash(parent)));  // same groups
+}
+
+void note_group_child_comm(MPI_Comm parent, int tag, MPI_Comm newcomm)
+{
+    if (g_keyval == MPI_KEYVAL_INVALID || newcomm == MPI_COMM_NULL) {
+        return;
+    }
+    // MPI forbids concurrent calls with the same parent and tag on overlapping groups.
+    std::lock_guard<std::mutex> lk(g_mu);
+    const std::uint64_t parent_key = info_locked(parent, 0)->key;
+    note_scoped_locked(kCreateGroupSeed, mix(parent_key, static_cast<std::uint64_t>(tag)), newcomm);
+}
+
+void note_tagged_comm(const char* stringtag, MPI_Comm newcomm)
+{
+    if (g_keyval == MPI_KEYVAL_INVALID || newcomm == MPI_COMM_NULL || stringtag == nullptr) {
+        return;
+    }
+    // MPI forbids concurrent calls with the same string tag on overlapping groups.
+    std::lock_guard<std::mutex> lk(g_mu);
+    note_scoped_locked(kTaggedSeed, string_hash(stringtag), newcomm);
+}
+
+void note_intercomm(MPI_Comm newintercomm)
+{
+    if (g_keyval == MPI_KEYVAL_INVALID || newintercomm == MPI_COMM_NULL) {
+        return;
+    }
+    // Collective over both groups: a correct program creates two intercommunicators between
+    // the same groups in the same order on every member (one thread at a time: see the docs).
+    std::lock_guard<std::mutex> lk(g_mu);
+    note_scoped_locked(kIntercommSeed, 0, newintercomm);
+}
+
+void forget_comm(MPI_Comm comm)
+{
+    std::lock_guard<std::mutex> lk(g_mu);
+    g_pending.erase(comm);
 }
 
 }  // namespace mpipcl::progress
