@@ -138,19 +138,28 @@ void RmaBackend::init_receiver(const RequestOptions& opts, const Agreement& a)
     }
     flags_ = lease_.slots.ptr;
 
+    // The sender addresses element i at base + i*extent, base being the first element's first
+    // touched byte (contiguous or derived alike), and a derived layout is described from that
+    // byte (from_first_byte): each Put's target range then starts inside the attachment above.
+    // Addressed from the datatype's lb, a type with true_lb > lb (a subarray box away from the
+    // origin, a leading hole) put its target displacement below the attached bytes; MPI allows
+    // that (only touched bytes must be attached) and no MPI here refuses it
+    // (tests/platform/osc_true_lb_range.c), but an osc that range-checks from the displacement
+    // would (MPI_ERR_RMA_RANGE), so we never rely on it.
     MPI_Aint addr = 0;
     MPIPCL_CHECK_MPI(PMPI_Get_address(buf, &addr));
-    target_info_.base = static_cast<std::uint64_t>(addr + (contig ? flat.true_lb : 0));
+    target_info_.base = static_cast<std::uint64_t>(addr + flat.true_lb);
     MPIPCL_CHECK_MPI(PMPI_Get_address(flags_, &addr));
     target_info_.flags = static_cast<std::uint64_t>(addr);
     target_info_.mode = mode_;
     if (!contig) {
+        const Flat rel = from_first_byte(flat);
         std::uint64_t* d = flags_ + map_.flags();
-        d[0] = static_cast<std::uint64_t>(flat.lb);
-        d[1] = static_cast<std::uint64_t>(flat.extent);
-        for (std::size_t i = 0; i < flat.blocks.size(); ++i) {
-            d[kDescHeader + 2 * i] = static_cast<std::uint64_t>(flat.blocks[i].disp);
-            d[kDescHeader + 2 * i + 1] = static_cast<std::uint64_t>(flat.blocks[i].len);
+        d[0] = static_cast<std::uint64_t>(rel.lb);
+        d[1] = static_cast<std::uint64_t>(rel.extent);
+        for (std::size_t i = 0; i < rel.blocks.size(); ++i) {
+            d[kDescHeader + 2 * i] = static_cast<std::uint64_t>(rel.blocks[i].disp);
+            d[kDescHeader + 2 * i + 1] = static_cast<std::uint64_t>(rel.blocks[i].len);
         }
         MPIPCL_CHECK_MPI(PMPI_Get_address(d, &addr));
         target_info_.desc = static_cast<std::uint64_t>(addr);

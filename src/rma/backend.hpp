@@ -28,7 +28,7 @@ struct Fallback {
 
 /// What the receiver tells the sender in the Reply (CtrlMsg::extra).
 struct TargetInfo {
-    std::uint64_t base = 0;   ///< address of stream byte 0 (contiguous) or of element 0
+    std::uint64_t base = 0;   ///< address of element 0's first touched byte (its true lb)
     std::uint64_t flags = 0;  ///< address of flag 0
     std::uint64_t desc = 0;   ///< address of the datatype description, 0 = contiguous
     FlagMode mode = FlagMode::Gcd;

@@ -104,4 +104,15 @@ bool append_subarray(BlockList& out, const BlockList& child, std::int64_t child_
     }
 }
 
+Flat from_first_byte(const Flat& f)
+{
+    Flat out = f;
+    for (Block& b : out.blocks) {
+        b.disp -= f.true_lb;
+    }
+    out.lb = 0;
+    out.true_lb = 0;
+    return out;
+}
+
 }  // namespace mpipcl::rma
