@@ -288,8 +288,21 @@ TEST(Registry, LightReadersNeverHoldAClosedRequest)
             }
         });
     }
+    // Churn only while the readers run (on a loaded machine they may not get a core at once):
+    // every 50 generations, wait (up to 1 s) until they took new references.
+    const auto readers_moved = [&held](long since) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        while (held.load() <= since && std::chrono::steady_clock::now() < until) {
+            std::this_thread::yield();
+        }
+        return held.load();
+    };
+    long seen = 0;
     int next_gen = kHandles;
     for (int round = 0; round < kGenerations; ++round) {
+        if (round % 50 == 0) {
+            seen = readers_moved(seen);
+        }
         const int i = round % kHandles;
         HandleRegistry::Ref mine = reg.acquire(handle(i));
         ASSERT_TRUE(mine);
