@@ -38,6 +38,14 @@ struct Config {
     std::int64_t min_message_bytes = 4096;    ///< MPIPCL_MIN_MESSAGE_BYTES (automatic mode)
     int max_messages = 1024;                  ///< MPIPCL_MAX_MESSAGES (automatic mode cap)
     int progress_max_sleep_us = 50;           ///< MPIPCL_PROGRESS_MAX_SLEEP_US
+    /// MPIPCL_RECV_WINDOW: persistent receiver, most internal receives in flight at once
+    /// (0 = all posted at MPI_Start). Posting all makes Open MPI's ob1 interleave the
+    /// fragments of every large message, so none completes before the last (docs/benchmarks.md,
+    /// "Receive window").
+    int recv_window = 2;
+    /// MPIPCL_RECV_WINDOW_BYTES: the window applies when the internal messages average at
+    /// least this many bytes (smaller ones are eager or quick: all posted at once).
+    std::int64_t recv_window_bytes = 256 * 1024;
     bool rma_window = true;                   ///< MPIPCL_RMA (0/1): create the RMA window
     int rma_max_attach = -1;  ///< MPIPCL_RMA_MAX_ATTACH: attachment budget, -1 = ask the MPI
     /// MPIPCL_RMA_PUT_BYTES: largest single MPI_Put, 0 = no limit. MPICH 4.0's Puts into a

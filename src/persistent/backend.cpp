@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "common/error.hpp"
+#include "common/log.hpp"
 
 namespace mpipcl::persistent {
 
@@ -83,6 +84,16 @@ PersistentBackend::PersistentBackend(const Endpoint& ep, const Agreement& a, MPI
                                                 a.tag_base + m, comm, &reqs_[m]));
             }
             recv_part_bytes_ = ep.part_bytes();
+            const int w = config().recv_window;
+            if (w > 0 && m_count > w && map_.total_bytes / m_count >= config().recv_window_bytes) {
+                window_ = w;
+                comm_ = comm;
+                peer_ = ep.peer_world;
+                tag_base_ = a.tag_base;
+                posted_.assign(m_count, 0);
+                MPIPCL_LOG(Debug, "receive window: %d of %d internal receives in flight", w,
+                           m_count);
+            }
             if (ep.partitions <= kCachedPartitions) {
                 first_.resize(ep.partitions);
                 last_.resize(ep.partitions);
@@ -119,12 +130,13 @@ void PersistentBackend::free_requests() noexcept
 void PersistentBackend::start(std::uint64_t /*round*/)
 {
     const int m_count = map_.messages();
-    pending_.assign(reqs_.begin(), reqs_.end());
-    pending_msg_.resize(m_count);
-    for (int m = 0; m < m_count; ++m) {
-        pending_msg_[m] = m;
-    }
+    pending_.clear();
+    pending_msg_.clear();
     if (send_) {
+        pending_.assign(reqs_.begin(), reqs_.end());
+        for (int m = 0; m < m_count; ++m) {
+            pending_msg_.push_back(m);
+        }
         counter_.reset();
         ready_.reset();
         started_.store(0, std::memory_order_relaxed);
@@ -134,7 +146,61 @@ void PersistentBackend::start(std::uint64_t /*round*/)
     for (int m = 0; m < m_count; ++m) {
         arrived_[m].store(0, std::memory_order_relaxed);
     }
+    remaining_ = m_count;
+    if (window_ > 0) {
+        std::fill(posted_.begin(), posted_.end(), 0);
+        unposted_ = m_count;
+        post_arrived();
+        return;
+    }
+    unposted_ = 0;
+    pending_.assign(reqs_.begin(), reqs_.end());
+    for (int m = 0; m < m_count; ++m) {
+        pending_msg_.push_back(m);
+    }
     MPIPCL_CHECK_MPI(PMPI_Startall(m_count, reqs_.data()));
+}
+
+void PersistentBackend::post_message(int m)
+{
+    MPIPCL_CHECK_MPI(PMPI_Start(&reqs_[m]));
+    posted_[m] = 1;
+    --unposted_;
+    pending_.push_back(reqs_[m]);
+    pending_msg_.push_back(m);
+}
+
+void PersistentBackend::post_arrived()
+{
+    // One MPI_Iprobe with MPI_ANY_TAG names the oldest message from the peer that nothing has
+    // matched yet: usually one of ours (posted in arrival order, i.e. the sender's order). When
+    // it is another transfer's (or a control message), look for ours tag by tag instead.
+    while (unposted_ > 0 && static_cast<int>(pending_.size()) < window_) {
+        int flag = 0;
+        MPI_Status st;
+        MPIPCL_CHECK_MPI(PMPI_Iprobe(peer_, MPI_ANY_TAG, comm_, &flag, &st));
+        if (!flag) {
+            return;  // nothing from the peer waits unmatched
+        }
+        const int m = st.MPI_TAG - tag_base_;
+        if (m >= 0 && m < map_.messages() && posted_[m] == 0) {
+            post_message(m);
+            continue;
+        }
+        int found = -1;
+        for (int k = 0; k < map_.messages() && found < 0; ++k) {
+            if (posted_[k] == 0) {
+                MPIPCL_CHECK_MPI(PMPI_Iprobe(peer_, tag_base_ + k, comm_, &flag, MPI_STATUS_IGNORE));
+                if (flag) {
+                    found = k;
+                }
+            }
+        }
+        if (found < 0) {
+            return;
+        }
+        post_message(found);
+    }
 }
 
 Marked PersistentBackend::partition_ready(int p) noexcept
@@ -232,8 +298,12 @@ bool PersistentBackend::progress()
     test_pending([this](int m) {
         // sync: release publishes the received bytes to lock-free Parrived readers.
         arrived_[m].store(1, std::memory_order_release);
+        --remaining_;
     });
-    return pending_.empty();
+    if (window_ > 0) {
+        post_arrived();
+    }
+    return remaining_ == 0;
 }
 
 void PersistentBackend::abort_round() noexcept
@@ -242,10 +312,21 @@ void PersistentBackend::abort_round() noexcept
         return;
     }
     for (int m = 0; m < map_.messages(); ++m) {
-        if (arrived_[m].load(std::memory_order_relaxed) == 0) {
-            PMPI_Cancel(&reqs_[m]);
-            PMPI_Wait(&reqs_[m], MPI_STATUS_IGNORE);
+        if (arrived_[m].load(std::memory_order_relaxed) != 0) {
+            continue;
         }
+        if (window_ > 0 && posted_[m] == 0) {
+            // Never posted: a message already on its way would stay unmatched under a tag that
+            // a later pair may reuse; take it in (and cancel it) like a posted one.
+            int flag = 0;
+            if (PMPI_Iprobe(peer_, tag_base_ + m, comm_, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS ||
+                !flag || PMPI_Start(&reqs_[m]) != MPI_SUCCESS) {
+                continue;
+            }
+            posted_[m] = 1;
+        }
+        PMPI_Cancel(&reqs_[m]);
+        PMPI_Wait(&reqs_[m], MPI_STATUS_IGNORE);
     }
 }
 

@@ -53,6 +53,10 @@ class PersistentBackend final : public Backend {
 
    private:
     void free_requests() noexcept;
+    /// Receiver with a window: starts internal receives for messages whose envelope has
+    /// arrived, oldest arrival first, while fewer than window_ are in flight (engine lock).
+    void post_arrived();
+    void post_message(int m);
 
     const bool send_;
     PartitionMap map_;
@@ -73,6 +77,17 @@ class PersistentBackend final : public Backend {
     std::vector<int> first_;
     std::vector<int> last_;
     std::vector<int> indices_;
+
+    // Receiver window (Config::recv_window): at most window_ internal receives in flight, each
+    // posted only once its message is known to be on the way (MPI_Iprobe), so a late send
+    // partition never holds a slot. 0 = every receive posted at start().
+    int window_ = 0;
+    MPI_Comm comm_ = MPI_COMM_NULL;
+    int peer_ = MPI_PROC_NULL;
+    int tag_base_ = 0;
+    int unposted_ = 0;     ///< messages of this round not yet posted
+    int remaining_ = 0;    ///< messages of this round not yet arrived
+    std::vector<std::uint8_t> posted_;
 
     // Engine side, both directions: the internal requests not yet complete this round and
     // their message numbers, compacted as they complete, so a progress pass costs
