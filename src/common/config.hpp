@@ -46,7 +46,7 @@ struct Config {
     /// MPIPCL_RECV_WINDOW_BYTES: the window applies when the internal messages average at
     /// least this many bytes (smaller ones are eager or quick: all posted at once).
     std::int64_t recv_window_bytes = 256 * 1024;
-    bool rma_window = true;                   ///< MPIPCL_RMA (0/1): create the RMA window
+    bool rma_window = true;   ///< MPIPCL_RMA (0/1): create the RMA window
     int rma_max_attach = -1;  ///< MPIPCL_RMA_MAX_ATTACH: attachment budget, -1 = ask the MPI
     /// MPIPCL_RMA_PUT_BYTES: largest single MPI_Put, 0 = no limit. MPICH 4.0's Puts into a
     /// dynamic window run at ~1 GB/s from 256 KiB up but ~8 GB/s as 64 KiB pieces; Open MPI's

@@ -190,7 +190,8 @@ void PersistentBackend::post_arrived()
         int found = -1;
         for (int k = 0; k < map_.messages() && found < 0; ++k) {
             if (posted_[k] == 0) {
-                MPIPCL_CHECK_MPI(PMPI_Iprobe(peer_, tag_base_ + k, comm_, &flag, MPI_STATUS_IGNORE));
+                MPIPCL_CHECK_MPI(
+                    PMPI_Iprobe(peer_, tag_base_ + k, comm_, &flag, MPI_STATUS_IGNORE));
                 if (flag) {
                     found = k;
                 }

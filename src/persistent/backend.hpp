@@ -85,8 +85,8 @@ class PersistentBackend final : public Backend {
     MPI_Comm comm_ = MPI_COMM_NULL;
     int peer_ = MPI_PROC_NULL;
     int tag_base_ = 0;
-    int unposted_ = 0;     ///< messages of this round not yet posted
-    int remaining_ = 0;    ///< messages of this round not yet arrived
+    int unposted_ = 0;   ///< messages of this round not yet posted
+    int remaining_ = 0;  ///< messages of this round not yet arrived
     std::vector<std::uint8_t> posted_;
 
     // Engine side, both directions: the internal requests not yet complete this round and
