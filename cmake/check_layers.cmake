@@ -3,7 +3,11 @@
 # folder and of the layers below it, never above, and the two backends never include each
 # other:
 #   api (5) -> requests (4) -> progress (3) -> persistent | rma (2) -> common (1)
+# The backend folders are private besides: no other folder includes them, progress (the
+# factory) included; it reaches a backend through the module table each one registers
+# (common/backend_module.hpp), by BackendKind.
 # Usage: cmake -DSRC_DIR=<src> -P check_layers.cmake  (fails listing every violation).
+cmake_policy(SET CMP0057 NEW)  # if(IN_LIST)
 if(NOT SRC_DIR)
   message(FATAL_ERROR "SRC_DIR not set")
 endif()
@@ -14,6 +18,7 @@ set(rank_progress 3)
 set(rank_persistent 2)
 set(rank_rma 2)
 set(rank_common 1)
+set(private_layers persistent rma)
 
 file(GLOB_RECURSE files RELATIVE "${SRC_DIR}" "${SRC_DIR}/*.hpp" "${SRC_DIR}/*.cpp" "${SRC_DIR}/*.h")
 list(LENGTH files nfiles)
@@ -37,6 +42,8 @@ foreach(f IN LISTS files)
       list(APPEND violations "${f}: includes \"${inc}\" from unknown folder '${target}'")
     elseif(NOT target STREQUAL layer AND NOT rank_${target} LESS rank_${layer})
       list(APPEND violations "${f}: ${layer} (layer ${rank_${layer}}) includes \"${inc}\" (${target}, layer ${rank_${target}})")
+    elseif(NOT target STREQUAL layer AND target IN_LIST private_layers)
+      list(APPEND violations "${f}: ${layer} includes \"${inc}\" of the backend ${target}, private to src/${target} (use common/backend_module.hpp)")
     endif()
   endforeach()
 endforeach()

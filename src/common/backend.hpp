@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The one Backend interface both data paths (src/persistent, src/rma) implement, and the
 // plain descriptions they are built from. The progress engine drives a Backend without
-// knowing which one it is; src/progress/backends.cpp is the only place that names them.
+// knowing which one it is, and the factory (src/progress/backends.cpp) creates one through the
+// module table each backend registers (common/backend_module.hpp), by BackendKind: no file
+// outside src/persistent and src/rma names them.
 #pragma once
 
 #include <mpi.h>

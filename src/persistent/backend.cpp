@@ -4,6 +4,7 @@
 
 #include <climits>
 
+#include "common/backend_module.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 
@@ -46,10 +47,30 @@ Offer make_offer(const Endpoint& ep, const RequestOptions& opts)
 
 int tags_needed(const Agreement& a) { return map_of(a).messages(); }
 
-std::unique_ptr<Backend> create(const Endpoint& ep, const Agreement& a, MPI_Comm comm)
+std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts, const Agreement& a,
+                                MPI_Comm comm)
 {
+    (void)opts;
     return std::make_unique<PersistentBackend>(ep, a, comm);
 }
+
+namespace {
+// The module table (common/backend_module.hpp): always available, no process-wide resources,
+// sends from any buffer and datatype. Registered at load time (see there why that is safe).
+constexpr BackendModule kModule = {
+    BackendKind::Persistent,
+    [](MPI_Comm) noexcept {},
+    []() noexcept {},
+    []() noexcept { return true; },
+    []() noexcept { return ""; },
+    [](const Endpoint&) noexcept { return true; },
+    make_offer,
+    create,
+    tags_needed,
+    auto_messages,
+};
+const BackendModuleRegistrar kRegistrar(kModule);
+}  // namespace
 
 PersistentBackend::PersistentBackend(const Endpoint& ep, const Agreement& a, MPI_Comm comm)
     : send_(ep.kind == Kind::Send), map_(map_of(a))

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The persistent backend: one internal persistent point-to-point request per internal message
 // on the private communicator; Pready counts partitions down per message with atomics and the
-// message leaves when its count reaches zero.
+// message leaves when its count reaches zero. Only src/persistent includes this header: the
+// factory reaches the backend through the module table it registers (common/backend_module.hpp,
+// filled in backend.cpp).
 #pragma once
 
 #include <mpi.h>
@@ -35,8 +37,10 @@ Offer make_offer(const Endpoint& ep, const RequestOptions& opts);
 /// Data tags the receiver must reserve for agreement @p a (a.messages resolved).
 int tags_needed(const Agreement& a);
 
-/// Builds the backend; creates its internal persistent requests on @p comm. Throws Error.
-std::unique_ptr<Backend> create(const Endpoint& ep, const Agreement& a, MPI_Comm comm);
+/// Builds the backend; creates its internal persistent requests on @p comm. Never null.
+/// Throws Error.
+std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts, const Agreement& a,
+                                MPI_Comm comm);
 
 class PersistentBackend final : public Backend {
    public:

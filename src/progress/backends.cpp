@@ -1,38 +1,79 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Backend factory: choice, fallback, message count and data tags.
+// Backend factory: choice, fallback, message count and data tags. It reaches the backends only
+// through their module tables (common/backend_module.hpp), by BackendKind.
 #include "progress/backends.hpp"
 
 #include <mutex>
 #include <string>
 
+#include "common/backend_module.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
-#include "persistent/backend.hpp"
-#include "rma/rma.hpp"
 
 namespace mpipcl::progress::backends {
 
-void init(MPI_Comm comm) noexcept { rma::init(comm); }
+namespace {
 
-void finalize() noexcept { rma::finalize(); }
+/// The kinds the rules below use: rma (which may be unavailable, never missing) and
+/// persistent (the fallback).
+constexpr BackendKind kRequired[] = {BackendKind::Persistent, BackendKind::Rma};
+
+/// The module of @p kind; checked complete in init(), so only a lookup before MPI_Init* throws.
+const BackendModule& module(BackendKind kind)
+{
+    const BackendModule* m = backend_module(kind);
+    if (m == nullptr) {
+        throw Error(ErrId::Internal,
+                    std::string("no backend module '") + backend_name(kind) + "' in libmpipcl");
+    }
+    return *m;
+}
+
+}  // namespace
+
+void init(MPI_Comm comm)
+{
+    for (const BackendKind kind : kRequired) {
+        const BackendModule* m = backend_module(kind);
+        if (m == nullptr || !backend_module_complete(*m) ||
+            (kind == BackendKind::Persistent && m->auto_messages == nullptr)) {
+            throw Error(ErrId::Internal, std::string("backend module '") + backend_name(kind) +
+                                             "' is missing, registered twice or incomplete in "
+                                             "this libmpipcl build");
+        }
+    }
+    for (const BackendKind kind : kRequired) {
+        backend_module(kind)->init(comm);
+    }
+}
+
+void finalize() noexcept
+{
+    for (const BackendKind kind : kRequired) {
+        if (const BackendModule* m = backend_module(kind)) {
+            m->finalize();
+        }
+    }
+}
 
 BackendKind resolve(RequestOptions* opts, std::int64_t total_bytes)
 {
+    const BackendModule& rma = module(BackendKind::Rma);
     if (opts->backend == BackendKind::Auto) {
         const std::int64_t rma_from = config().auto_rma_bytes;
-        opts->backend = rma_from > 0 && total_bytes >= rma_from && rma::available()
+        opts->backend = rma_from > 0 && total_bytes >= rma_from && rma.available()
                             ? BackendKind::Rma
                             : BackendKind::Persistent;
     }
-    if (opts->backend == BackendKind::Rma && !rma::available()) {
+    if (opts->backend == BackendKind::Rma && !rma.available()) {
         if (opts->backend_from_info) {
             throw Error(ErrId::Unsupported,
-                        std::string("mpipcl_backend=rma: ") + rma::unavailable_reason());
+                        std::string("mpipcl_backend=rma: ") + rma.unavailable_reason());
         }
         static std::once_flag warned;
-        std::call_once(warned, [] {
+        std::call_once(warned, [&rma] {
             MPIPCL_LOG(Warn, "MPIPCL_BACKEND=rma: %s; using the persistent backend",
-                       rma::unavailable_reason());
+                       rma.unavailable_reason());
         });
         opts->backend = BackendKind::Persistent;
     }
@@ -42,39 +83,44 @@ BackendKind resolve(RequestOptions* opts, std::int64_t total_bytes)
 Offer offer(const Endpoint& ep, const RequestOptions& opts)
 {
     if (opts.backend == BackendKind::Rma) {
-        if (rma::can_send(ep)) {
-            return rma::make_offer(ep, opts);
+        const BackendModule& rma = module(BackendKind::Rma);
+        if (rma.can_send(ep)) {
+            return rma.make_offer(ep, opts);
         }
         MPIPCL_LOG(Info,
                    "the send datatype cannot be flattened for MPI_Put: asking for the "
                    "persistent backend");
     }
-    return persistent::make_offer(ep, opts);
+    return module(BackendKind::Persistent).make_offer(ep, opts);
 }
 
 std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts, Agreement* a,
                                 TagAllocator* tags, MPI_Comm comm)
 {
     if (a->backend == BackendKind::Rma) {
-        if (auto b = rma::create(ep, opts, *a)) {
+        if (auto b = module(BackendKind::Rma).create(ep, opts, *a, comm)) {
             return b;
         }
         a->backend = BackendKind::Persistent;  // receiver: this buffer/datatype cannot use RMA
     }
+    const BackendModule& persistent = module(BackendKind::Persistent);
     if (a->messages <= 0) {
         a->messages =
-            persistent::auto_messages(a->send_partitions, a->send_part_bytes * a->send_partitions,
-                                      config().min_message_bytes, config().max_messages);
+            persistent.auto_messages(a->send_partitions, a->send_part_bytes * a->send_partitions,
+                                     config().min_message_bytes, config().max_messages);
     }
     const bool recv = ep.kind == Kind::Recv;
     if (recv) {
-        a->tag_base = tags->allocate(persistent::tags_needed(*a));
+        a->tag_base = tags->allocate(persistent.tags_needed(*a));
         if (a->tag_base < 0) {
             throw Error(ErrId::Internal, "out of data tags on the private communicator");
         }
     }
     try {
-        return persistent::create(ep, *a, comm);
+        if (auto b = persistent.create(ep, opts, *a, comm)) {
+            return b;
+        }
+        throw Error(ErrId::Internal, "the persistent backend module built no backend");
     } catch (...) {
         if (recv) {
             tags->release(a->tag_base);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The backend factory: the one place that names the concrete backends (src/persistent,
-// src/rma) and owns the rules for choosing between them and falling back.
+// The backend factory: owns the rules for choosing between the backends, falling back and
+// reserving data tags. It names no concrete backend: it reaches them through the module tables
+// they register (common/backend_module.hpp), by BackendKind, and never includes src/persistent
+// or src/rma (cmake/check_layers.cmake enforces it).
 #pragma once
 
 #include <mpi.h>
@@ -14,8 +16,10 @@
 namespace mpipcl::progress::backends {
 
 /// MPI_Init* (collective over the private communicator @p comm): process-wide resources of
-/// the backends (the RMA window). Never throws.
-void init(MPI_Comm comm) noexcept;
+/// the backends (the RMA window). First checks that the modules the rules need (persistent,
+/// rma) are registered, once each and complete, and throws Error (MPI_ERR_INTERN) before any
+/// module's init when one is not; the modules' own init never throws.
+void init(MPI_Comm comm);
 /// MPI_Finalize, after every backend was released.
 void finalize() noexcept;
 

@@ -89,7 +89,13 @@ void Engine::init()
     PMPI_Comm_size(comm_, &size);
     sent_to_.assign(size, 0);
     recv_from_.assign(size, 0);
-    backends::init(comm_);  // collective, like the dup above: every process is in MPI_Init*
+    try {
+        backends::init(comm_);  // collective, like the dup above: every process is in MPI_Init*
+    } catch (...) {             // a backend module is missing: the library stays down
+        comm_info_finalize();
+        PMPI_Comm_free(&comm_);
+        throw;
+    }
     stop_ = false;
     initialized_.store(true, std::memory_order_release);
     MPIPCL_LOG(Debug, "engine up: thread level %d, tag ub %d", provided, flag ? *tag_ub : -1);

@@ -498,8 +498,10 @@ Offer make_offer(const Endpoint& ep, const RequestOptions& opts)
     return o;
 }
 
-std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts, const Agreement& a)
+std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts, const Agreement& a,
+                                MPI_Comm comm)
 {
+    (void)comm;
     try {
         return std::make_unique<RmaBackend>(ep, opts, a);
     } catch (const Fallback& f) {

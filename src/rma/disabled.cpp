@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The RMA backend entry points in a build without it (MPIPCL_ENABLE_RMA=OFF).
+// The RMA backend entry points in a build without it (MPIPCL_ENABLE_RMA=OFF); module.cpp
+// registers them as the rma module, which then reports itself unavailable with the reason below.
 #include "rma/rma.hpp"
 
 namespace mpipcl::rma {
@@ -13,7 +14,7 @@ const char* unavailable_reason() noexcept
 }
 bool can_send(const Endpoint&) noexcept { return false; }
 Offer make_offer(const Endpoint&, const RequestOptions&) { return Offer{}; }
-std::unique_ptr<Backend> create(const Endpoint&, const RequestOptions&, const Agreement&)
+std::unique_ptr<Backend> create(const Endpoint&, const RequestOptions&, const Agreement&, MPI_Comm)
 {
     return nullptr;
 }

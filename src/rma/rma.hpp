@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The RMA backend's module interface (src/rma), used only by the backend factory
-// (src/progress/backends.cpp). Built without it (MPIPCL_ENABLE_RMA=OFF), available() is false
-// and nothing else is ever called.
+// The RMA backend's module functions (src/rma): module.cpp puts them in the module table it
+// registers (common/backend_module.hpp); backend.cpp defines them, or disabled.cpp in a build
+// without RMA (MPIPCL_ENABLE_RMA=OFF: available() is false with its reason, and nothing else is
+// ever called). Only src/rma includes this header: the factory (src/progress/backends.cpp)
+// reaches these functions through the table, by BackendKind::Rma.
 #pragma once
 
 #include <mpi.h>
@@ -33,7 +35,9 @@ Offer make_offer(const Endpoint& ep, const RequestOptions& opts);
 /// its flags; returns null when that is impossible for this buffer (overlap with an attached
 /// region, attach limit, datatype that cannot be flattened) and the caller then uses the
 /// persistent backend. Sender: builds the Put datatypes from the Reply (a.peer_extra).
-/// Throws Error. Engine lock held.
-std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts, const Agreement& a);
+/// @p comm (the private communicator) is not used: the window is process-wide. Throws Error.
+/// Engine lock held.
+std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts, const Agreement& a,
+                                MPI_Comm comm);
 
 }  // namespace mpipcl::rma
