@@ -127,6 +127,9 @@ Config Config::load()
     if (env_int("MPIPCL_RMA_PUT_BYTES", 0, std::int64_t{1} << 40, &v)) {
         c.rma_put_bytes = v;
     }
+    if (env_int("MPIPCL_RMA_PUT_BLOCKS", 0, 1 << 30, &v)) {
+        c.rma_put_blocks = v;
+    }
     if (const char* n = std::getenv("MPIPCL_NOTIFY"); n != nullptr && *n != '\0') {
         if (!parse_notify(n, &c.notify)) {
             MPIPCL_LOG(Warn, "ignoring MPIPCL_NOTIFY=%s (expected gcd|partition|message)", n);

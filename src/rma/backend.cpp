@@ -229,6 +229,19 @@ void RmaBackend::init_sender(const Agreement& a)
     const std::int64_t cap = config().rma_put_bytes;
     const std::int64_t max_piece = cap > 0 && cap < kMaxPiece ? cap : kMaxPiece;
     piece_ = std::max(step, max_piece / step * step);
+    // Contiguous blocks per step (the MPI moves each block pair as one operation), bounded by
+    // MPIPCL_RMA_PUT_BLOCKS between flushes (see Config::rma_put_blocks); a step above the
+    // bound still goes alone.
+    const std::int64_t o_blocks =
+        origin_.contiguous() ? 0 : step / o_unit * static_cast<std::int64_t>(origin_.blocks.size());
+    const std::int64_t t_blocks =
+        target_contig_ ? 0 : step / t_unit * static_cast<std::int64_t>(target_info_.desc_blocks);
+    const std::int64_t max_blocks = config().rma_put_blocks;
+    step_ = step;
+    if (max_blocks > 0 && o_blocks + t_blocks > 0) {
+        step_blocks_ = o_blocks + t_blocks;
+        piece_ = std::min(piece_, std::max<std::int64_t>(1, max_blocks / step_blocks_) * step);
+    }
 
     const int units = map_.unit_count();
     counter_.init(map_.units.part_begin);
@@ -334,8 +347,15 @@ int RmaBackend::put_bytes(std::int64_t b0, std::int64_t b1) noexcept
                    static_cast<MPI_Aint>((lo / target_size_) * target_extent_);
             t_count = static_cast<int>(n / target_size_);
         }
-        const int rc =
-            PMPI_Put(origin, o_count, origin_type_, peer_, disp, t_count, target_type_, win_);
+        int rc = PMPI_Put(origin, o_count, origin_type_, peer_, disp, t_count, target_type_, win_);
+        if (rc == MPI_SUCCESS && step_blocks_ > 0) {
+            // Bounded blocks in flight (Config::rma_put_blocks): flush once the budget is used.
+            blocks_in_flight_ += (n + step_ - 1) / step_ * step_blocks_;
+            if (blocks_in_flight_ >= config().rma_put_blocks) {
+                rc = PMPI_Win_flush(peer_, win_);
+                blocks_in_flight_ = 0;
+            }
+        }
         if (rc != MPI_SUCCESS) {
             return rc;
         }
@@ -380,6 +400,7 @@ int RmaBackend::drain(int h) noexcept
     }
     if (rc == MPI_SUCCESS && any_data) {
         rc = PMPI_Win_flush(peer_, win_);
+        blocks_in_flight_ = 0;
     }
     if (rc != MPI_SUCCESS) {
         flush_error_.store(rc, std::memory_order_relaxed);

@@ -111,7 +111,12 @@ class RmaBackend final : public Backend {
     std::int64_t target_size_ = 0;    ///< receiver's element size
     std::int64_t target_extent_ = 0;  ///< receiver's element extent (derived datatypes)
     MPI_Datatype target_type_ = MPI_BYTE;
-    std::int64_t piece_ = 0;              ///< largest Put (bytes) whose counts fit in an int
+    std::int64_t piece_ = 0;  ///< largest Put (bytes) whose counts fit in an int
+    // MPIPCL_RMA_PUT_BLOCKS (Config::rma_put_blocks): contiguous blocks per byte step_ of a
+    // Put (0: not counted), and (flusher-only) the blocks Put since the last flush.
+    std::int64_t step_ = 1;
+    std::int64_t step_blocks_ = 0;
+    std::int64_t blocks_in_flight_ = 0;
     ReadyCounter counter_;                ///< which partitions are ready, per unit
     ReadyQueue ready_;                    ///< units whose partitions are all ready
     std::atomic<bool> described_{false};  ///< target_type_ is built

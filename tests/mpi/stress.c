@@ -5,8 +5,11 @@
  * with absolute addresses), 1-16 Pready threads, Pready orders, backends (info key per request)
  * and completion styles. Every byte, every hole and guard byte, every status and every
  * MPI_Parrived answer of 1 is checked.
- *   stress [--seconds S | --minutes M] [--seed N] [--max-bytes B] [--bottom 0|1]
- * (default: 4 s, seed 1, 1 MiB, MPI_BOTTOM sides drawn). */
+ *   stress [--seconds S | --minutes M] [--seed N] [--max-bytes B] [--bottom 0|1] [--plan P]
+ *          [--xfers MASK]
+ * (default: 4 s, seed 1, 1 MiB, MPI_BOTTOM sides drawn; --plan P: only plan P of the seed's
+ * sequence, again and again, to replay a failure; --xfers MASK: of its transfers only those
+ * whose bit (1 << index) is set). */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdint.h>
@@ -103,7 +106,9 @@ static MPI_Comm g_comms[NCOMMS + 1];
 static Rng g_local;
 static int g_plan_no;
 static unsigned long long g_seed;
-static int g_bottom = 1; /* draw MPI_BOTTOM sides (--bottom 0: never) */
+static int g_bottom = 1;           /* draw MPI_BOTTOM sides (--bottom 0: never) */
+static int g_only_plan = -1;       /* --plan P: replay plan P only */
+static unsigned g_xfer_mask = ~0u; /* --xfers MASK: keep these transfers of a plan */
 
 typedef struct {
     long long rounds, bytes, parrived, failures;
@@ -734,6 +739,10 @@ int main(int argc, char** argv)
             g_bottom = atoi(argv[i + 1]);
         } else if (strcmp(argv[i], "--max-bytes") == 0) {
             max_bytes = atoll(argv[i + 1]);
+        } else if (strcmp(argv[i], "--plan") == 0) {
+            g_only_plan = atoi(argv[i + 1]);
+        } else if (strcmp(argv[i], "--xfers") == 0) {
+            g_xfer_mask = (unsigned)strtoul(argv[i + 1], NULL, 0);
         }
     }
     if (tu_size < 2) {
@@ -754,15 +763,31 @@ int main(int argc, char** argv)
     g_local.s = g_seed * 1000003u + (uint64_t)tu_rank;
     double t0 = MPI_Wtime(), next_report = t0 + PROGRESS_S;
     int stop = 0;
+    Plan only;
+    if (g_only_plan >= 0) { /* draw the plans before it from the shared stream */
+        for (g_plan_no = 0; g_plan_no <= g_only_plan; ++g_plan_no) {
+            draw_plan(&shared, &only, max_bytes);
+        }
+        g_plan_no = g_only_plan;
+    }
     while (!stop) {
         Plan p;
-        draw_plan(&shared, &p, max_bytes);
+        if (g_only_plan >= 0) {
+            p = only;
+        } else {
+            draw_plan(&shared, &p, max_bytes);
+        }
+        for (int i = 0; i < p.n; ++i) { /* a dropped transfer involves no rank */
+            if (!(g_xfer_mask & (1u << i))) {
+                p.x[i].src = p.x[i].dst = -1;
+            }
+        }
         init_requests(&p);
         for (int round = 0; round < p.rounds; ++round) {
             run_round(&p, round);
         }
         free_plan(&p);
-        ++g_plan_no;
+        g_plan_no += g_only_plan < 0;
         tu_watchdog_rearm(2 * (int)WAIT_S);
         double now = MPI_Wtime();
         stop = now - t0 >= budget;
