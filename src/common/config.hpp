@@ -39,10 +39,10 @@ struct Config {
     int max_messages = 1024;                  ///< MPIPCL_MAX_MESSAGES (automatic mode cap)
     int progress_max_sleep_us = 50;           ///< MPIPCL_PROGRESS_MAX_SLEEP_US
     /// MPIPCL_RECV_WINDOW: persistent receiver, most internal receives in flight at once
-    /// (0 = all posted at MPI_Start). Posting all makes Open MPI's ob1 interleave the
-    /// fragments of every large message, so none completes before the last (docs/benchmarks.md,
-    /// "Receive window").
-    int recv_window = 2;
+    /// (0 = all posted at MPI_Start, the default). In order, Open MPI's ob1 completes large
+    /// messages one by one instead of all at the end, but only while the sender is inside MPI;
+    /// driven by the sender's progress thread alone it is slower (docs/design.md).
+    int recv_window = 0;
     /// MPIPCL_RECV_WINDOW_BYTES: the window applies when the internal messages average at
     /// least this many bytes (smaller ones are eager or quick: all posted at once).
     std::int64_t recv_window_bytes = 256 * 1024;
