@@ -47,10 +47,9 @@ Offer make_offer(const Endpoint& ep, const RequestOptions& opts)
 
 int tags_needed(const Agreement& a) { return map_of(a).messages(); }
 
-std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts, const Agreement& a,
-                                MPI_Comm comm)
+std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& /*opts*/,
+                                const Agreement& a, MPI_Comm comm)
 {
-    (void)opts;
     return std::make_unique<PersistentBackend>(ep, a, comm);
 }
 
@@ -154,10 +153,7 @@ void PersistentBackend::start(std::uint64_t /*round*/)
     pending_.clear();
     pending_msg_.clear();
     if (send_) {
-        pending_.assign(reqs_.begin(), reqs_.end());
-        for (int m = 0; m < m_count; ++m) {
-            pending_msg_.push_back(m);
-        }
+        pend_all();
         counter_.reset();
         ready_.reset();
         started_.store(0, std::memory_order_relaxed);
@@ -175,11 +171,17 @@ void PersistentBackend::start(std::uint64_t /*round*/)
         return;
     }
     unposted_ = 0;
-    pending_.assign(reqs_.begin(), reqs_.end());
-    for (int m = 0; m < m_count; ++m) {
-        pending_msg_.push_back(m);
-    }
+    pend_all();
     MPIPCL_CHECK_MPI(PMPI_Startall(m_count, reqs_.data()));
+}
+
+void PersistentBackend::pend_all()
+{
+    pending_.assign(reqs_.begin(), reqs_.end());
+    pending_msg_.resize(reqs_.size());
+    for (std::size_t m = 0; m < pending_msg_.size(); ++m) {
+        pending_msg_[m] = static_cast<int>(m);
+    }
 }
 
 void PersistentBackend::post_message(int m)

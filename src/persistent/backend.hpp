@@ -61,6 +61,8 @@ class PersistentBackend final : public Backend {
     /// arrived, oldest arrival first, while fewer than window_ are in flight (engine lock).
     void post_arrived();
     void post_message(int m);
+    /// Every internal request of the round is pending (sender; receiver without a window).
+    void pend_all();
 
     const bool send_;
     PartitionMap map_;
