@@ -73,8 +73,9 @@ class Backend {
     virtual void start(std::uint64_t round) = 0;
     /// lock-free (sender): partition @p p is ready. Queued: it completed a unit and queued MPI
     /// work, which flush() then issues; Duplicate: it was already ready this round (nothing
-    /// changed).
-    virtual Marked partition_ready(int p) noexcept = 0;
+    /// changed). Not virtual: every send path counts partitions per unit into counter_ and
+    /// queues complete units on ready_, and this runs on every MPI_Pready.
+    Marked partition_ready(int p) noexcept { return counter_.mark_and_queue(p, ready_); }
     /// Sender: issue queued MPI work. Lock-free; makes MPI calls, so only on threads allowed to.
     virtual void flush() noexcept = 0;
     /// lock-free (receiver): true once every byte of receive partition @p p is in the buffer.
@@ -93,6 +94,14 @@ class Backend {
     virtual void peer_ready(std::uint64_t round) noexcept { (void)round; }
     /// engine (receiver): backend data for the Reply.
     virtual void reply_extra(std::uint64_t extra[4]) const noexcept { (void)extra; }
+
+   protected:
+    // Sender: which partitions are ready per unit (an internal message, an RMA put unit), and
+    // the queue of units whose partitions are all ready (pushed by Pready threads, drained by
+    // one flusher). The send path sizes both (counter_.init, ready_.resize) before pairing
+    // publishes it, and resets both at each start().
+    ReadyCounter counter_;
+    ReadyQueue ready_;
 };
 
 }  // namespace mpipcl

@@ -227,11 +227,6 @@ void PersistentBackend::post_arrived()
     }
 }
 
-Marked PersistentBackend::partition_ready(int p) noexcept
-{
-    return counter_.mark_and_queue(p, ready_);
-}
-
 void PersistentBackend::flush() noexcept
 {
     constexpr int kBatch = 64;

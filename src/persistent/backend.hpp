@@ -48,7 +48,6 @@ class PersistentBackend final : public Backend {
     ~PersistentBackend() override;
 
     void start(std::uint64_t round) override;
-    Marked partition_ready(int p) noexcept override;
     void flush() noexcept override;
     bool arrived(int p) const noexcept override;
     bool progress() override;
@@ -68,10 +67,7 @@ class PersistentBackend final : public Backend {
     PartitionMap map_;
     std::vector<MPI_Request> reqs_;  ///< one persistent request per internal message
 
-    // Sender: which partitions are ready per message, and the queue of messages whose
-    // partitions are all ready (pushed by Pready threads, drained by one flusher).
-    ReadyCounter counter_;
-    ReadyQueue ready_;
+    // Sender (besides Backend::counter_ and ready_, whose units are the messages).
     std::atomic<int> started_{0};
     std::atomic<int> flush_error_{MPI_SUCCESS};
 

@@ -60,12 +60,6 @@ bool pop_front(Map& map, const typename Map::key_type& key, T* out)
     return true;
 }
 
-Engine& Engine::instance()
-{
-    static Engine* engine = new Engine();  // never destroyed: may be used until process exit
-    return *engine;
-}
-
 void Engine::init()
 {
     if (initialized()) {

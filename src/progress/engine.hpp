@@ -26,7 +26,12 @@ namespace mpipcl::progress {
 
 class Engine {
    public:
-    static Engine& instance();
+    /// Inline: read on every MPI_Pready and MPI_Parrived.
+    static Engine& instance()
+    {
+        static Engine* engine = new Engine();  // never destroyed: may be used until process exit
+        return *engine;
+    }
 
     /// In MPI_Init*: private communicator, error codes, configuration, backend resources.
     void init();

@@ -31,17 +31,8 @@ Transfer::~Transfer()
     }
 }
 
-int Transfer::mark_ready(int p, bool* queued) noexcept
+int Transfer::mark_ready_unsettled(int p, bool* queued) noexcept
 {
-    // Fast path, the common case: paired and the pairing scan is over, so only Preadys count
-    // partitions, straight into the backend, whose ready bits also catch a duplicate (one
-    // read-modify-write per Pready; part_state_ stays 0). sync: acquire pairs with the release
-    // store after the scan.
-    if (Backend* b = settled_backend_.load(std::memory_order_acquire)) {
-        const Marked m = b->partition_ready(p);
-        *queued = m == Marked::Queued;
-        return m == Marked::Duplicate ? error_code(ErrId::DuplicatePready) : MPI_SUCCESS;
-    }
     // sync: seq_cst pairs with pair_locked's store of ready_backend_ and its scan (Dekker):
     // either we see the backend, or the scan sees our 1, so the partition is counted once.
     std::uint8_t expected = 0;
@@ -72,12 +63,6 @@ bool Transfer::needs_peer_ready() const noexcept
 {
     const Backend* b = ready_backend_.load(std::memory_order_acquire);
     return b == nullptr || b->needs_peer_ready();
-}
-
-bool Transfer::arrived(int p) const noexcept
-{
-    const Backend* b = ready_backend_.load(std::memory_order_acquire);
-    return b != nullptr && b->arrived(p);
 }
 
 // ---- engine side ----

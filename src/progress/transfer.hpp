@@ -14,6 +14,7 @@
 
 #include "common/backend.hpp"
 #include "common/config.hpp"
+#include "common/error.hpp"
 
 namespace mpipcl::progress {
 
@@ -48,14 +49,30 @@ class Transfer {
     /// Sender: marks partition @p p (in range) ready for this round and hands it to the
     /// backend when there is one. Returns MPI_SUCCESS or the DuplicatePready error; *queued
     /// is set when the backend queued MPI work for flush().
-    [[nodiscard]] int mark_ready(int p, bool* queued) noexcept;
+    [[nodiscard, gnu::always_inline]] int mark_ready(int p, bool* queued) noexcept
+    {
+        // Fast path, the common case: paired and the pairing scan is over, so only Preadys
+        // count partitions, straight into the backend, whose ready bits also catch a duplicate
+        // (one read-modify-write per Pready; part_state_ stays 0). sync: acquire pairs with the
+        // release store after the scan.
+        if (Backend* b = settled_backend_.load(std::memory_order_acquire)) [[likely]] {
+            const Marked m = b->partition_ready(p);
+            *queued = m == Marked::Queued;
+            return m == Marked::Duplicate ? error_code(ErrId::DuplicatePready) : MPI_SUCCESS;
+        }
+        return mark_ready_unsettled(p, queued);
+    }
     /// Sender: issues the backend's queued MPI work from this thread (the caller checked that
     /// this thread may call MPI).
     void flush() noexcept;
     /// Sender: the receiver announces each round's start (Ready); true while not yet paired.
     bool needs_peer_ready() const noexcept;
     /// Receiver: every byte of receive partition @p p is in the buffer this round.
-    bool arrived(int p) const noexcept;
+    bool arrived(int p) const noexcept
+    {
+        const Backend* b = ready_backend_.load(std::memory_order_acquire);
+        return b != nullptr && b->arrived(p);
+    }
 
     // ---- engine lock held ----
     /// A new round: resets per-round state and starts the backend's round.
@@ -93,6 +110,8 @@ class Transfer {
     int abort_owed = MPI_SUCCESS;
 
    private:
+    /// mark_ready() before pairing, or while pair_locked scans the partitions marked so far.
+    int mark_ready_unsettled(int p, bool* queued) noexcept;
     bool count_partition(Backend* b, int p) noexcept;
     void mark_complete_locked();
 

@@ -25,30 +25,19 @@ bool register_membarrier() noexcept
     return cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0 &&
            syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
-const bool g_light_fence = register_membarrier();
+}  // namespace
 
-inline void fence_light() noexcept
-{
-    if (g_light_fence) [[likely]] {
-        std::atomic_signal_fence(std::memory_order_seq_cst);
-    } else {
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-    }
-}
+const bool HandleRegistry::light_fence_ = register_membarrier();
 
+namespace {
 inline void fence_heavy() noexcept
 {
-    if (!g_light_fence || syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
+    if (!HandleRegistry::light_fence_ ||
+        syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
         std::atomic_thread_fence(std::memory_order_seq_cst);
     }
 }
 }  // namespace
-
-HandleRegistry& HandleRegistry::instance()
-{
-    static HandleRegistry* reg = new HandleRegistry();  // outlives static destructors
-    return *reg;
-}
 
 HandleRegistry::Ref& HandleRegistry::Ref::operator=(Ref&& o) noexcept
 {
@@ -62,22 +51,6 @@ HandleRegistry::Ref& HandleRegistry::Ref::operator=(Ref&& o) noexcept
         o.req_ = nullptr;
     }
     return *this;
-}
-
-void HandleRegistry::Ref::reset() noexcept
-{
-    if (slot_ != nullptr) {
-        // sync: release: everything this holder did inside the request happens before the
-        // closer's (or starter's) acquire load that sees the count (or the cell) drop.
-        if (hazard_ != nullptr) {
-            hazard_->slot.store(nullptr, std::memory_order_release);
-            hazard_ = nullptr;
-        } else {
-            slot_->shards[shard_].refs.fetch_sub(1, std::memory_order_release);
-        }
-        slot_ = nullptr;
-    }
-    req_ = nullptr;
 }
 
 namespace {
@@ -102,7 +75,6 @@ std::atomic<HandleRegistry::Hazard*>* hazard_list_head()
     static auto* head = new std::atomic<HandleRegistry::Hazard*>(nullptr);
     return head;
 }
-thread_local HandleRegistry::Hazard* t_hazard __attribute__((tls_model("initial-exec"))) = nullptr;
 /// Gives the thread's cell back when the thread exits.
 struct HazardOwner {
     HandleRegistry::Hazard* cell = nullptr;
@@ -114,17 +86,14 @@ thread_local HazardOwner t_hazard_owner;
 HazardOwner::~HazardOwner()
 {
     if (cell != nullptr) {
-        t_hazard = nullptr;
+        HandleRegistry::t_hazard_ = nullptr;
         // sync: release: the cell's last use happens before its next owner's claim.
         cell->owned.store(false, std::memory_order_release);
     }
 }
 
-HandleRegistry::Hazard* HandleRegistry::my_hazard() noexcept
+HandleRegistry::Hazard* HandleRegistry::claim_hazard() noexcept
 {
-    if (t_hazard != nullptr) [[likely]] {
-        return t_hazard;
-    }
     std::atomic<Hazard*>* head = hazard_list_head();
     Hazard* h = nullptr;
     // sync: acquire pairs with the release push below (the cell's next link).
@@ -151,7 +120,7 @@ HandleRegistry::Hazard* HandleRegistry::my_hazard() noexcept
         } while (!head->compare_exchange_weak(first, h));
     }
     t_hazard_owner.cell = h;  // first use constructs it: its destructor runs at thread exit
-    t_hazard = h;
+    t_hazard_ = h;
     return h;
 }
 
@@ -185,14 +154,6 @@ std::uint32_t HandleRegistry::Slot::held() const noexcept
         n += sh.refs.load();
     }
     return n;
-}
-
-std::uintptr_t HandleRegistry::key_of(MPI_Request h) noexcept
-{
-    std::uintptr_t k = 0;
-    static_assert(sizeof(MPI_Request) <= sizeof(k), "MPI_Request wider than a pointer");
-    std::memcpy(&k, &h, sizeof(MPI_Request));
-    return k;
 }
 
 std::size_t HandleRegistry::hash(std::uintptr_t k) noexcept
@@ -251,16 +212,12 @@ HandleRegistry::Ref HandleRegistry::acquire(MPI_Request h, bool* closing) const 
     return Ref(s, s->req.load(std::memory_order_acquire), shard);
 }
 
-HandleRegistry::Ref HandleRegistry::acquire_light(MPI_Request h, bool* closing) const noexcept
+HandleRegistry::Ref HandleRegistry::acquire_light_slow(Hazard* hz, std::uintptr_t k,
+                                                       bool* closing) const noexcept
 {
-    Hazard* hz = my_hazard();
-    if (hz == nullptr || hz->slot.load(std::memory_order_relaxed) != nullptr) [[unlikely]] {
-        return acquire(h, closing);  // no cell, or this thread already holds a light one
-    }
     if (closing != nullptr) {
         *closing = false;
     }
-    const std::uintptr_t k = key_of(h);
     Slot* s = find_slot(k);
     if (s == nullptr) {
         return {};
@@ -280,6 +237,8 @@ HandleRegistry::Ref HandleRegistry::acquire_light(MPI_Request h, bool* closing) 
         }
         return {};
     }
+    hz->last_key = k;
+    hz->last_slot = s;
     return Ref(s, s->req.load(std::memory_order_acquire), hz);
 }
 

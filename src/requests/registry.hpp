@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -29,7 +30,19 @@ class HandleRegistry {
         std::atomic<const Slot*> slot{nullptr};
         std::atomic<bool> owned{false};
         Hazard* next = nullptr;
+        /// The owner's last lookup (handle key -> slot), read and written by the owner only: a
+        /// thread calling MPI_Pready in a loop skips the hash probe. Only a hint: the slot's own
+        /// key is checked after the cell is published, as for a looked-up slot.
+        std::uintptr_t last_key = 0;
+        Slot* last_slot = nullptr;
     };
+    /// Internal: this thread's hazard cell once it took one (constant-initialised, initial-exec:
+    /// one %fs-relative load, no __tls_get_addr call on the MPI_Pready path).
+    static inline thread_local Hazard* t_hazard_ __attribute__((tls_model("initial-exec"))) =
+        nullptr;
+    /// Internal: close() can make every running thread execute a full fence (membarrier,
+    /// private expedited), so a reader's side of the hand-off is a compiler barrier.
+    static const bool light_fence_;
 
     /// A counted reference on a live request: while any Ref is held the request is neither
     /// freed nor restarted (MPI_Request_free and MPI_Start wait for the others to let go).
@@ -62,7 +75,12 @@ class HandleRegistry {
         Hazard* hazard_ = nullptr;  ///< a light reference: this thread's hazard cell
     };
 
-    static HandleRegistry& instance();
+    /// Inline: read on every MPI_Pready and MPI_Parrived.
+    static HandleRegistry& instance()
+    {
+        static HandleRegistry* reg = new HandleRegistry();  // outlives static destructors
+        return *reg;
+    }
 
     /// No partitioned request exists: wrappers go straight to PMPI.
     bool empty() const noexcept { return live_.load(std::memory_order_relaxed) == 0; }
@@ -114,7 +132,26 @@ class HandleRegistry {
         std::unique_ptr<Entry[]> entries;
     };
     static int my_shard() noexcept;
-    static Hazard* my_hazard() noexcept;
+    static Hazard* my_hazard() noexcept
+    {
+        Hazard* h = t_hazard_;
+        return h != nullptr ? h : claim_hazard();
+    }
+    /// First light reference of this thread: claims a free cell or makes one (null when out
+    /// of memory: the caller counts instead).
+    static Hazard* claim_hazard() noexcept;
+    /// Asymmetric fences for the light references (the pattern of Linux's sys_membarrier and
+    /// folly's asymmetric_thread_fence_light/heavy): the reader's half.
+    static void fence_light() noexcept
+    {
+        if (light_fence_) [[likely]] {
+            std::atomic_signal_fence(std::memory_order_seq_cst);
+        } else {
+            std::atomic_thread_fence(std::memory_order_seq_cst);
+        }
+    }
+    /// acquire_light() without the per-thread hint (first lookup, or the hint went stale).
+    Ref acquire_light_slow(Hazard* hz, std::uintptr_t k, bool* closing) const noexcept;
     /// Some thread other than @p except's owner holds a light reference on @p s.
     static bool hazard_holds(const Slot* s, const Hazard* except) noexcept;
     /// Waits (back-off) until @p ref's counted and light references are the only ones left.
@@ -122,7 +159,13 @@ class HandleRegistry {
     static constexpr std::uintptr_t kEmpty = 0;
     static constexpr std::uintptr_t kTomb = 1;
 
-    static std::uintptr_t key_of(MPI_Request h) noexcept;
+    static std::uintptr_t key_of(MPI_Request h) noexcept
+    {
+        std::uintptr_t k = 0;
+        static_assert(sizeof(MPI_Request) <= sizeof(k), "MPI_Request wider than a pointer");
+        std::memcpy(&k, &h, sizeof(MPI_Request));
+        return k;
+    }
     static std::size_t hash(std::uintptr_t k) noexcept;
     Slot* find_slot(std::uintptr_t k) const noexcept;
     void put_locked(Table& t, std::uintptr_t k, Slot* s);
@@ -141,5 +184,49 @@ class HandleRegistry {
     std::atomic<int> live_{0};
     mutable std::mutex mu_;
 };
+
+// Inline: MPI_Pready and MPI_Parrived run it once per partition.
+[[gnu::always_inline]] inline HandleRegistry::Ref HandleRegistry::acquire_light(
+    MPI_Request h, bool* closing) const noexcept
+{
+    Hazard* hz = my_hazard();
+    if (hz == nullptr || hz->slot.load(std::memory_order_relaxed) != nullptr) [[unlikely]] {
+        return acquire(h, closing);  // no cell, or this thread already holds a light one
+    }
+    const std::uintptr_t k = key_of(h);
+    if (hz->last_key == k && hz->last_slot != nullptr) [[likely]] {
+        // The hinted slot, validated exactly as a looked-up one (see acquire_light_slow): slots
+        // are type-stable, and a slot whose key is k and not closing is k's live slot (a
+        // handle has one live slot; close() clears the key before MPI can reuse the handle).
+        Slot* s = hz->last_slot;
+        hz->slot.store(s, std::memory_order_relaxed);
+        fence_light();
+        if (!s->closing.load(std::memory_order_acquire) &&
+            s->key.load(std::memory_order_acquire) == k) [[likely]] {
+            if (closing != nullptr) {
+                *closing = false;
+            }
+            return Ref(s, s->req.load(std::memory_order_acquire), hz);
+        }
+        hz->slot.store(nullptr, std::memory_order_relaxed);
+    }
+    return acquire_light_slow(hz, k, closing);
+}
+
+inline void HandleRegistry::Ref::reset() noexcept
+{
+    if (slot_ != nullptr) {
+        // sync: release: everything this holder did inside the request happens before the
+        // closer's (or starter's) acquire load that sees the count (or the cell) drop.
+        if (hazard_ != nullptr) {
+            hazard_->slot.store(nullptr, std::memory_order_release);
+            hazard_ = nullptr;
+        } else {
+            slot_->shards[shard_].refs.fetch_sub(1, std::memory_order_release);
+        }
+        slot_ = nullptr;
+    }
+    req_ = nullptr;
+}
 
 }  // namespace mpipcl::requests

@@ -133,72 +133,11 @@ int Request::start() noexcept
     return MPI_SUCCESS;
 }
 
-int Request::pready(int partition, bool flush) noexcept
-{
-    if (kind() != Kind::Send) {
-        return error_code(ErrId::WrongKind);
-    }
-    if (!is_active()) {
-        return error_code(ErrId::NotStarted);
-    }
-    if (partition < 0 || partition >= endpoint().partitions) {
-        return error_code(ErrId::BadPartition);
-    }
-    const Engine& engine = Engine::instance();
-    if (!engine.initialized()) {
-        return error_code(ErrId::NotInitialized);
-    }
-    bool queued = false;
-    if (const int rc = t_->mark_ready(partition, &queued); rc != MPI_SUCCESS) {
-        return rc;
-    }
-    // Only the Pready that completed a unit has work to issue (a unit queued earlier is the
-    // business of the thread that queued it, or of the one draining).
-    if (flush && queued && engine.thread_multiple()) {
-        t_->flush();
-    }
-    return MPI_SUCCESS;
-}
-
 void Request::flush_ready() noexcept
 {
     if (Engine::instance().thread_multiple()) {
         t_->flush();
     }
-}
-
-int Request::parrived(int partition, int* flag) noexcept
-{
-    if (kind() != Kind::Recv) {
-        return error_code(ErrId::WrongKind);
-    }
-    if (partition < 0 || partition >= endpoint().partitions) {
-        return error_code(ErrId::BadPartition);
-    }
-    if (!Engine::instance().initialized()) {
-        return error_code(ErrId::NotInitialized);
-    }
-    if (!is_active()) {
-        *flag = 1;  // null or inactive: true (MPI-4.0 4.2.2)
-        return MPI_SUCCESS;
-    }
-    for (int pass = 0; pass < 2; ++pass) {
-        if (t_->round_complete()) {
-            // A failed round has not delivered its data: report its error, never "arrived".
-            *flag = t_->round_error() == MPI_SUCCESS ? 1 : 0;
-            return t_->round_error();
-        }
-        if (t_->arrived(partition)) {
-            *flag = 1;
-            return MPI_SUCCESS;
-        }
-        if (pass == 0) {
-            // Not known yet: drive progress ourselves so a Parrived-only loop terminates.
-            Engine::instance().progress();
-        }
-    }
-    *flag = 0;
-    return MPI_SUCCESS;
 }
 
 bool Request::try_complete(MPI_Status* status, int* err) noexcept

@@ -11,6 +11,8 @@
 
 #include "common/backend.hpp"
 #include "common/config.hpp"
+#include "common/error.hpp"
+#include "progress/engine.hpp"
 #include "progress/transfer.hpp"
 #include "requests/state.hpp"
 
@@ -87,6 +89,69 @@ class Request {
     MPI_Request handle_;
     StateMachine state_;
 };
+
+// MPI_Pready and MPI_Parrived, inline: they run once per partition.
+
+[[gnu::always_inline]] inline int Request::pready(int partition, bool flush) noexcept
+{
+    if (kind() != Kind::Send) {
+        return error_code(ErrId::WrongKind);
+    }
+    if (!is_active()) {
+        return error_code(ErrId::NotStarted);
+    }
+    if (partition < 0 || partition >= endpoint().partitions) {
+        return error_code(ErrId::BadPartition);
+    }
+    const progress::Engine& engine = progress::Engine::instance();
+    if (!engine.initialized()) {
+        return error_code(ErrId::NotInitialized);
+    }
+    bool queued = false;
+    if (const int rc = t_->mark_ready(partition, &queued); rc != MPI_SUCCESS) {
+        return rc;
+    }
+    // Only the Pready that completed a unit has work to issue (a unit queued earlier is the
+    // business of the thread that queued it, or of the one draining).
+    if (flush && queued && engine.thread_multiple()) {
+        t_->flush();
+    }
+    return MPI_SUCCESS;
+}
+
+[[gnu::always_inline]] inline int Request::parrived(int partition, int* flag) noexcept
+{
+    if (kind() != Kind::Recv) {
+        return error_code(ErrId::WrongKind);
+    }
+    if (partition < 0 || partition >= endpoint().partitions) {
+        return error_code(ErrId::BadPartition);
+    }
+    if (!progress::Engine::instance().initialized()) {
+        return error_code(ErrId::NotInitialized);
+    }
+    if (!is_active()) {
+        *flag = 1;  // null or inactive: true (MPI-4.0 4.2.2)
+        return MPI_SUCCESS;
+    }
+    for (int pass = 0; pass < 2; ++pass) {
+        if (t_->round_complete()) {
+            // A failed round has not delivered its data: report its error, never "arrived".
+            *flag = t_->round_error() == MPI_SUCCESS ? 1 : 0;
+            return t_->round_error();
+        }
+        if (t_->arrived(partition)) {
+            *flag = 1;
+            return MPI_SUCCESS;
+        }
+        if (pass == 0) {
+            // Not known yet: drive progress ourselves so a Parrived-only loop terminates.
+            progress::Engine::instance().progress();
+        }
+    }
+    *flag = 0;
+    return MPI_SUCCESS;
+}
 
 }  // namespace mpipcl::requests
 

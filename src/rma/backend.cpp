@@ -267,8 +267,6 @@ void RmaBackend::peer_ready(std::uint64_t round) noexcept
     flush();
 }
 
-Marked RmaBackend::partition_ready(int p) noexcept { return counter_.mark_and_queue(p, ready_); }
-
 void RmaBackend::flush() noexcept
 {
     if (!send_ || !peer_started()) {

@@ -45,7 +45,6 @@ class RmaBackend final : public Backend {
     ~RmaBackend() override;
 
     void start(std::uint64_t round) override;
-    Marked partition_ready(int p) noexcept override;
     void flush() noexcept override;
     bool arrived(int p) const noexcept override;
     bool progress() override;
@@ -117,8 +116,6 @@ class RmaBackend final : public Backend {
     std::int64_t step_ = 1;
     std::int64_t step_blocks_ = 0;
     std::int64_t blocks_in_flight_ = 0;
-    ReadyCounter counter_;                ///< which partitions are ready, per unit
-    ReadyQueue ready_;                    ///< units whose partitions are all ready
     std::atomic<bool> described_{false};  ///< target_type_ is built
     std::atomic<int> flags_done_{0};
     std::atomic<int> flush_error_{MPI_SUCCESS};
