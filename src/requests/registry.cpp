@@ -39,6 +39,12 @@ inline void fence_heavy() noexcept
 }
 }  // namespace
 
+std::uint64_t HandleRegistry::next_id() noexcept
+{
+    static std::atomic<std::uint64_t> next{1};
+    return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 HandleRegistry::Ref& HandleRegistry::Ref::operator=(Ref&& o) noexcept
 {
     if (this != &o) {
@@ -239,6 +245,7 @@ HandleRegistry::Ref HandleRegistry::acquire_light_slow(Hazard* hz, std::uintptr_
     }
     hz->last_key = k;
     hz->last_slot = s;
+    hz->last_registry = id_;
     return Ref(s, s->req.load(std::memory_order_acquire), hz);
 }
 

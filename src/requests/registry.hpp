@@ -35,6 +35,7 @@ class HandleRegistry {
         /// key is checked after the cell is published, as for a looked-up slot.
         std::uintptr_t last_key = 0;
         Slot* last_slot = nullptr;
+        std::uint64_t last_registry = 0;  ///< id_ of the registry last_slot belongs to
     };
     /// Internal: this thread's hazard cell once it took one (constant-initialised, initial-exec:
     /// one %fs-relative load, no __tls_get_addr call on the MPI_Pready path).
@@ -172,6 +173,10 @@ class HandleRegistry {
     void grow_locked();
     void erase_locked(std::uintptr_t k);
 
+    /// Unique per registry ever made (never 0): a thread's hint names the registry its slot
+    /// belongs to (the unit tests make many; a slot of a destroyed one must never be used).
+    const std::uint64_t id_ = next_id();
+    static std::uint64_t next_id() noexcept;
     std::atomic<Table*> table_{nullptr};
     /// All generations, kept for late readers; tables only double, so this is < 2x the current.
     std::vector<std::unique_ptr<Table>> tables_;
@@ -194,7 +199,7 @@ class HandleRegistry {
         return acquire(h, closing);  // no cell, or this thread already holds a light one
     }
     const std::uintptr_t k = key_of(h);
-    if (hz->last_key == k && hz->last_slot != nullptr) [[likely]] {
+    if (hz->last_key == k && hz->last_registry == id_) [[likely]] {
         // The hinted slot, validated exactly as a looked-up one (see acquire_light_slow): slots
         // are type-stable, and a slot whose key is k and not closing is k's live slot (a
         // handle has one live slot; close() clears the key before MPI can reuse the handle).

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -318,4 +319,44 @@ TEST(Registry, LightReadersNeverHoldAClosedRequest)
     }
     EXPECT_EQ(errors.load(), 0);
     EXPECT_GT(held.load(), 0);
+}
+
+TEST(Registry, LightLookupHintFollowsTheHandle)
+{
+    // A thread's light lookups remember its last handle's slot. The hint must never outlive
+    // what it names: the handle freed and reused for a request in another slot, or the slot
+    // reused for another handle.
+    HandleRegistry reg;
+    reg.insert(handle(1), fake(1));
+    EXPECT_EQ(reg.acquire_light(handle(1)).get(), fake(1));  // now the hint
+    EXPECT_EQ(reg.acquire_light(handle(1)).get(), fake(1));  // through the hint
+    ASSERT_TRUE(erase(reg, handle(1)));
+    EXPECT_FALSE(reg.acquire_light(handle(1)));
+    // The freed slot goes to handle 2; handle 1 comes back in a new slot.
+    reg.insert(handle(2), fake(2));
+    reg.insert(handle(1), fake(11));
+    EXPECT_EQ(reg.acquire_light(handle(1)).get(), fake(11));
+    EXPECT_EQ(reg.acquire_light(handle(2)).get(), fake(2));
+    EXPECT_EQ(reg.acquire_light(handle(1)).get(), fake(11));
+    ASSERT_TRUE(erase(reg, handle(1)));
+    bool closing = true;
+    EXPECT_FALSE(reg.acquire_light(handle(1), &closing));
+    EXPECT_FALSE(closing);
+    EXPECT_EQ(reg.acquire_light(handle(2)).get(), fake(2));
+}
+
+TEST(Registry, LightLookupHintIsPerRegistry)
+{
+    // The same handle value in two registries: the hint left by one must not answer for the
+    // other, nor survive the registry it came from.
+    auto first = std::make_unique<HandleRegistry>();
+    first->insert(handle(3), fake(3));
+    EXPECT_EQ(first->acquire_light(handle(3)).get(), fake(3));
+    HandleRegistry second;
+    EXPECT_FALSE(second.acquire_light(handle(3)));
+    second.insert(handle(3), fake(33));
+    EXPECT_EQ(second.acquire_light(handle(3)).get(), fake(33));
+    EXPECT_EQ(first->acquire_light(handle(3)).get(), fake(3));
+    first.reset();
+    EXPECT_EQ(second.acquire_light(handle(3)).get(), fake(33));
 }
