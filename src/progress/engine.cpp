@@ -252,9 +252,12 @@ void Engine::remove(const TransferPtr& t)
 bool Engine::progress(bool wait) noexcept
 {
     // Called by application threads only (the progress thread uses pass()).
-    // sync: seq_cst, against the progress thread's deep_sleep_ store then load of this (see
-    // wake()); otherwise only a hint for the progress thread to stand down.
-    last_user_progress_.store(now_ns());
+    // sync: seq_cst, against the progress thread's deep_sleep_ store then exchange of this (see
+    // thread_main and wake()); otherwise only a hint for the progress thread to stand down.
+    // Stored only when clear: a waiting loop does not write a shared line at every poll.
+    if (!user_progressed_.load(std::memory_order_relaxed)) {
+        user_progressed_.store(true);
+    }
     std::unique_lock<std::mutex> lk(mu_, std::defer_lock);
     if (wait) {
         lk.lock();
@@ -706,13 +709,6 @@ bool Engine::has_work() const
            pending_pairs_.load(std::memory_order_relaxed) > 0;
 }
 
-std::int64_t Engine::now_ns()
-{
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
 void Engine::thread_main()
 {
     // Yield briefly after each event (the next one often follows), then sleep up to the cap.
@@ -733,7 +729,7 @@ void Engine::thread_main()
                 // sync: seq_cst store then load, mirrored in wake(): either we see the recent
                 // user progress (and nap briefly) or wake() sees deep_sleep_ (and notifies).
                 deep_sleep_.store(true);
-                const bool user_active = now_ns() - last_user_progress_.load() < kUserActiveNs;
+                const bool user_active = user_progressed_.exchange(false);
                 if (user_active) {
                     deep_sleep_.store(false, std::memory_order_relaxed);
                 }
@@ -750,11 +746,10 @@ void Engine::thread_main()
         // While an application thread is driving progress itself (waiting in MPI_Wait*, or
         // polling MPI_Parrived/MPI_Test), stay out of MPI: two threads polling one MPI library
         // only fight over its lock (MPICH: 10x slower transfers on 2 cores).
-        const std::int64_t since_user =
-            now_ns() - last_user_progress_.load(std::memory_order_relaxed);
-        if (since_user < kUserActiveNs) {
+        // sync: relaxed, a hint (the Dekker pair with wake() is in the idle branch above).
+        if (user_progressed_.exchange(false, std::memory_order_relaxed)) {
             // Sleep, not yield: on a shared core every wake-up costs the polling thread.
-            std::this_thread::sleep_for(std::chrono::nanoseconds(kUserActiveNs - since_user));
+            std::this_thread::sleep_for(std::chrono::nanoseconds(kUserActiveNs));
             busy.reset();
             continue;
         }
@@ -772,10 +767,10 @@ void Engine::wake()
     if (!thread_running_.load(std::memory_order_acquire)) {
         return;
     }
-    // An application thread drove progress within kUserActiveNs and the progress thread is
-    // not in its long wait: it looks again within kUserActiveNs by itself (see thread_main).
-    // sync: seq_cst loads after this thread's seq_cst store in progress() (Dekker).
-    if (now_ns() - last_user_progress_.load() < kUserActiveNs && !deep_sleep_.load()) {
+    // An application thread drove progress since the progress thread last looked, and that
+    // thread is not in its long wait: it looks again within kUserActiveNs by itself (see
+    // thread_main). sync: seq_cst loads after the seq_cst store in progress() (Dekker).
+    if (user_progressed_.load() && !deep_sleep_.load()) {
         return;
     }
     {

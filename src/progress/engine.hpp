@@ -84,7 +84,6 @@ class Engine {
     /// @p all: also poll the control channel (see progress_locked).
     bool pass(std::unique_lock<std::mutex>& lk, bool all) noexcept;
     void progress_locked(bool all);
-    static std::int64_t now_ns();
     void post_ctrl_recv_locked();
     void send_ctrl_locked(int dest, const CtrlMsg& msg);
     void handle_ctrl_locked(const CtrlMsg& msg, int src);
@@ -141,10 +140,12 @@ class Engine {
     std::atomic<int> active_count_{0};
 
     std::thread thread_;
-    /// When an application thread last called progress(); the progress thread stands down
-    /// for kUserActiveNs after it.
-    std::atomic<std::int64_t> last_user_progress_{0};
-    static constexpr std::int64_t kUserActiveNs = 200000;
+    /// An application thread called progress() since the progress thread last looked (it
+    /// clears the flag when it looks); while it finds the flag set it stands down, napping
+    /// kUserActiveNs between looks. A flag rather than a timestamp: no clock read in the
+    /// application's wait loops.
+    std::atomic<bool> user_progressed_{false};
+    static constexpr std::int64_t kUserActiveNs = 100000;
     std::atomic<bool> thread_running_{false};
     /// The progress thread is in (or about to enter) its long idle wait: wake() must notify.
     std::atomic<bool> deep_sleep_{false};
