@@ -164,10 +164,6 @@ HandleRegistry::Ref ours(MPI_Request request, const char* fn, int* rc, Native&& 
 #define MPIPCL_NATIVE(fn, call) [&] { return not_partitioned(fn); }
 #endif
 
-namespace {
-
-}  // namespace
-
 extern "C" {
 
 MPIPCL_API int MPI_Psend_init(const void* buf, int partitions, MPI_Count count,
@@ -211,12 +207,9 @@ MPIPCL_API int MPI_Pready_range(int partition_low, int partition_high, MPI_Reque
         partition_high >= r->endpoint().partitions) {
         return raise_on(*r, error_code(ErrId::BadPartition), "MPI_Pready_range");
     }
-    // Mark them all, then issue the MPI work once (one Startall / one Put run and flush).
-    for (int p = partition_low; p <= partition_high && rc == MPI_SUCCESS; ++p) {
-        rc = r->pready(p, false);
-    }
-    r->flush_ready();
-    return raise_on(*r, rc, "MPI_Pready_range");
+    // Mark them all (a word of ready bits at a time), then issue the MPI work once (one
+    // Startall / one Put run and flush).
+    return raise_on(*r, r->pready_range(partition_low, partition_high), "MPI_Pready_range");
 }
 
 MPIPCL_API int MPI_Pready_list(int length, MPIPCL_PREADY_LIST_CONST int array_of_partitions[],

@@ -76,6 +76,13 @@ class Backend {
     /// changed). Not virtual: every send path counts partitions per unit into counter_ and
     /// queues complete units on ready_, and this runs on every MPI_Pready.
     Marked partition_ready(int p) noexcept { return counter_.mark_and_queue(p, ready_); }
+    /// lock-free (sender): partitions [@p lo, @p hi] are ready (MPI_Pready_range), a word of
+    /// ready bits at a time. True when one was already ready (the others are marked anyway);
+    /// *queued as for partition_ready.
+    bool range_ready(int lo, int hi, bool* queued) noexcept
+    {
+        return counter_.mark_range_and_queue(lo, hi, ready_, queued);
+    }
     /// Sender: issue queued MPI work. Lock-free; makes MPI calls, so only on threads allowed to.
     virtual void flush() noexcept = 0;
     /// lock-free (receiver): true once every byte of receive partition @p p is in the buffer.

@@ -3,6 +3,7 @@
 // unit), in one atomic read-modify-write per MPI_Pready. Used by both backends' send paths.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -103,6 +104,52 @@ class ReadyCounter {
 
     int units() const noexcept { return static_cast<int>(units_.size()); }
 
+    /// MPI_Pready_range: partitions [@p lo, @p hi] (in range) are ready. One read-modify-write
+    /// per 64-bit word instead of one per partition; pushes each unit this call completed on
+    /// @p queue (then *pushed is set). Returns true when any of them was already ready this
+    /// round (a duplicate; the others are marked all the same).
+    bool mark_range_and_queue(int lo, int hi, ReadyQueue& queue, bool* pushed) noexcept
+    {
+        bool duplicate = false;
+        *pushed = false;
+        for (int p = lo; p <= hi;) {
+            const int u = part_unit_[p];
+            const Unit& un = units_[u];
+            const int unit_last = u + 1 < units() ? units_[u + 1].p0 - 1 : partitions() - 1;
+            const int last = hi < unit_last ? hi : unit_last;
+            std::uint64_t done_words = 0;
+            for (int k = p - un.p0; k <= last - un.p0;) {
+                const int j = k >> 6;
+                const int k_end = std::min((j << 6) + 63, last - un.p0);  // last bit this word
+                const int width = k_end - k + 1;
+                const std::uint64_t bits =
+                    (width == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << width) - 1) << (k & 63);
+                // sync: acq_rel, as in mark().
+                const std::uint64_t old =
+                    words_[un.first + j * stride_].fetch_or(bits, std::memory_order_acq_rel);
+                duplicate = duplicate || (old & bits) != 0;
+                const std::uint64_t full = j == un.nwords - 1 ? un.last_full : ~std::uint64_t{0};
+                if (old != full && (old | bits) == full) {
+                    ++done_words;
+                }
+                k = k_end + 1;
+            }
+            bool completed = false;
+            if (done_words > 0) {
+                // sync: acq_rel, the same chain across the unit's words.
+                completed =
+                    un.nwords == 1 || words_[un.first + un.nwords * stride_].fetch_sub(
+                                          done_words, std::memory_order_acq_rel) == done_words;
+            }
+            if (completed) {
+                queue.push(u);
+                *pushed = true;
+            }
+            p = last + 1;
+        }
+        return duplicate;
+    }
+
     /// partition_ready of both send paths: marks @p p and pushes its unit on @p queue when
     /// this call completed it.
     Marked mark_and_queue(int p, ReadyQueue& queue) noexcept
@@ -131,6 +178,8 @@ class ReadyCounter {
         std::int64_t first = 0;       ///< index of its first word in words_
         std::uint64_t last_full = 0;  ///< the last word's value when all its partitions are in
     };
+    int partitions() const noexcept { return static_cast<int>(part_unit_.size()); }
+
     std::vector<Unit> units_;
     std::vector<int> part_unit_;
     std::unique_ptr<Word[]> storage_;

@@ -62,6 +62,25 @@ class Transfer {
         }
         return mark_ready_unsettled(p, queued);
     }
+    /// Sender: mark_ready() for partitions [@p lo, @p hi] (in range). On a duplicate the
+    /// others are marked all the same and DuplicatePready is returned.
+    [[nodiscard]] int mark_range_ready(int lo, int hi, bool* queued) noexcept
+    {
+        if (Backend* b = settled_backend_.load(std::memory_order_acquire)) [[likely]] {
+            return b->range_ready(lo, hi, queued) ? error_code(ErrId::DuplicatePready)
+                                                  : MPI_SUCCESS;
+        }
+        int rc = MPI_SUCCESS;
+        *queued = false;
+        for (int p = lo; p <= hi; ++p) {
+            bool q = false;
+            if (const int r = mark_ready_unsettled(p, &q); r != MPI_SUCCESS) {
+                rc = r;
+            }
+            *queued = *queued || q;
+        }
+        return rc;
+    }
     /// Sender: issues the backend's queued MPI work from this thread (the caller checked that
     /// this thread may call MPI).
     void flush() noexcept;

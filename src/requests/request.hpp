@@ -64,6 +64,8 @@ class Request {
     /// Marks @p partition ready. At MPI_THREAD_MULTIPLE it then issues the backend's queued
     /// MPI work unless @p flush is false (Pready_range/list mark all, then call flush_ready()).
     [[nodiscard]] int pready(int partition, bool flush = true) noexcept;
+    /// MPI_Pready_range: marks partitions [@p lo, @p hi], then issues the queued MPI work once.
+    [[nodiscard]] int pready_range(int lo, int hi) noexcept;
     /// Issues the backend's queued MPI work from this thread (MPI_THREAD_MULTIPLE only).
     void flush_ready() noexcept;
     [[nodiscard]] int parrived(int partition, int* flag) noexcept;
@@ -117,6 +119,30 @@ class Request {
         t_->flush();
     }
     return MPI_SUCCESS;
+}
+
+inline int Request::pready_range(int lo, int hi) noexcept
+{
+    if (kind() != Kind::Send) {
+        return error_code(ErrId::WrongKind);
+    }
+    if (!is_active()) {
+        return error_code(ErrId::NotStarted);
+    }
+    if (lo < 0 || lo > hi || hi >= endpoint().partitions) {
+        return error_code(ErrId::BadPartition);
+    }
+    const progress::Engine& engine = progress::Engine::instance();
+    if (!engine.initialized()) {
+        return error_code(ErrId::NotInitialized);
+    }
+    bool queued = false;
+    const int rc = t_->mark_range_ready(lo, hi, &queued);
+    // Even after a duplicate: the other partitions were marked and may have completed a unit.
+    if (queued && engine.thread_multiple()) {
+        t_->flush();
+    }
+    return rc;
 }
 
 [[gnu::always_inline]] inline int Request::parrived(int partition, int* flag) noexcept

@@ -150,3 +150,122 @@ TEST(ReadyCounter, RacingMarkersCompleteEachUnitOnce)
         c.reset();
     }
 }
+
+namespace {
+/// Every unit queued on @p q, sorted (drains the queue).
+std::vector<int> drain(ReadyQueue& q)
+{
+    std::vector<int> got;
+    int h = -1;
+    if (q.try_begin(&h)) {
+        do {
+            for (; h != -1; h = q.next(h)) {
+                got.push_back(h);
+            }
+        } while (q.next_batch(&h));
+    }
+    std::sort(got.begin(), got.end());
+    return got;
+}
+}  // namespace
+
+// MPI_Pready_range marks a word at a time: random ranges (across word and unit boundaries, in
+// units of 1 to 1000 partitions) complete each unit exactly when its last partition is marked,
+// whether by a range or by a single mark.
+TEST(ReadyCounter, RangesCompleteEachUnitOnceAcrossWordsAndUnits)
+{
+    const std::vector<int> begin = units_of({1, 63, 64, 65, 128, 129, 3, 1000, 7});
+    const int parts = begin.back();
+    ReadyCounter c;
+    c.init(begin);
+    ReadyQueue q(static_cast<int>(begin.size()) - 1);
+    std::mt19937 rng(11);
+    for (int round = 0; round < 300; ++round) {
+        c.reset();
+        q.reset();
+        std::vector<char> marked(parts, 0);
+        std::vector<int> expect;
+        int p = 0;
+        while (p < parts) {
+            const int len = 1 + static_cast<int>(rng() % (round % 3 == 0 ? 300 : 70));
+            const int hi = std::min(parts - 1, p + len - 1);
+            bool pushed = false;
+            if (len == 1 && rng() % 2 == 0) {
+                pushed = c.mark_and_queue(p, q) == Marked::Queued;
+            } else {
+                EXPECT_FALSE(c.mark_range_and_queue(p, hi, q, &pushed)) << "no duplicate";
+            }
+            bool completes = false;
+            for (int k = p; k <= hi; ++k) {
+                marked[k] = 1;
+            }
+            for (std::size_t u = 0; u + 1 < begin.size(); ++u) {
+                const bool all =
+                    std::all_of(marked.begin() + begin[u], marked.begin() + begin[u + 1],
+                                [](char m) { return m != 0; });
+                const bool touched = begin[u] <= hi && begin[u + 1] > p;
+                if (all && touched) {
+                    expect.push_back(static_cast<int>(u));
+                    completes = true;
+                }
+            }
+            EXPECT_EQ(pushed, completes) << "round " << round << " range " << p << ".." << hi;
+            p = hi + 1;
+        }
+        std::sort(expect.begin(), expect.end());
+        EXPECT_EQ(drain(q), expect) << "round " << round;
+    }
+}
+
+// A range that overlaps marked partitions reports the duplicate, marks the rest all the same,
+// and still completes the unit it filled.
+TEST(ReadyCounter, RangeOverADuplicateMarksTheRest)
+{
+    const std::vector<int> begin = units_of({4, 130});
+    ReadyCounter c;
+    c.init(begin);
+    ReadyQueue q(2);
+    int u = -1;
+    EXPECT_EQ(c.mark(2, &u), ReadyCounter::Mark::Counted);
+    bool pushed = false;
+    EXPECT_TRUE(c.mark_range_and_queue(0, 3, q, &pushed));
+    EXPECT_TRUE(pushed) << "unit 0 is complete";
+    EXPECT_EQ(c.mark(0, &u), ReadyCounter::Mark::Duplicate);
+    EXPECT_EQ(c.mark(70, &u), ReadyCounter::Mark::Counted);
+    EXPECT_TRUE(c.mark_range_and_queue(4, 133, q, &pushed));
+    EXPECT_TRUE(pushed) << "unit 1 is complete";
+    EXPECT_EQ(drain(q), (std::vector<int>{0, 1}));
+    EXPECT_FALSE(c.mark_range_and_queue(4, 133, q, &pushed) && pushed) << "nothing new";
+}
+
+// Threads mark interleaved ranges of shared multi-word units concurrently.
+TEST(ReadyCounter, RacingRangesCompleteEachUnitOnce)
+{
+    const std::vector<int> begin = units_of({300, 64, 129, 5});
+    ReadyCounter c;
+    c.init(begin);
+    constexpr int kThreads = 4;
+    constexpr int kChunk = 23;
+    for (int round = 0; round < 200; ++round) {
+        c.reset();
+        std::atomic<int> duplicates{0};
+        std::vector<std::thread> ts;
+        ReadyQueue q(static_cast<int>(begin.size()) - 1);
+        for (int t = 0; t < kThreads; ++t) {
+            ts.emplace_back([&, t] {
+                for (int lo = t * kChunk; lo < begin.back(); lo += kThreads * kChunk) {
+                    bool pushed = false;
+                    if (c.mark_range_and_queue(lo, std::min(begin.back(), lo + kChunk) - 1, q,
+                                               &pushed)) {
+                        duplicates.fetch_add(1);
+                    }
+                }
+            });
+        }
+        for (auto& th : ts) {
+            th.join();
+        }
+        EXPECT_EQ(duplicates.load(), 0);
+        EXPECT_EQ(drain(q), (std::vector<int>{0, 1, 2, 3})) << "round " << round;
+    }
+}
