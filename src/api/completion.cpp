@@ -28,8 +28,11 @@ namespace {
 
 HandleRegistry& reg() { return HandleRegistry::instance(); }
 
-/// Our request behind @p h (a counted reference), or empty (also when none exists).
-Ref ours(MPI_Request h) { return reg().empty() ? Ref{} : reg().acquire(h); }
+/// Our request behind @p h, or empty (also when none exists). A light reference (no atomic
+/// read-modify-write; a counted one when this thread already holds a light one): the calls on
+/// one request (Start, Test, Wait, Request_get_status, Cancel) hold it in the calling thread
+/// only, as MPI_Pready does.
+Ref ours(MPI_Request h) { return reg().empty() ? Ref{} : reg().acquire_light(h); }
 
 /// References to our requests in @p reqs (empty entries for the others); false when there
 /// are none, and then nothing was allocated.
