@@ -57,11 +57,14 @@ struct Config {
     std::int64_t rma_put_bytes = 0;
 #endif
     /// MPIPCL_RMA_PUT_BLOCKS: most contiguous blocks the RMA sender moves between two
-    /// MPI_Win_flush calls, 0 = no limit. Open MPI 5's osc rdma over btl sm emulates RDMA with
-    /// one active-message fragment per contiguous block; a Put of hundreds of blocks takes all
-    /// of btl sm's fragments (btl_sm_free_list_max, 512), and a rendezvous ACK that pml ob1
-    /// cannot send meanwhile waits for an ob1 completion that may never come: the
-    /// point-to-point transfer hangs (tests/platform/osc_am_rndv_dtype_hang.c). A small bound
+    /// MPI_Win_flush calls (a Put between contiguous sides, and a flag Put, count as one),
+    /// 0 = no limit. Open MPI 5's osc rdma over btl sm emulates RDMA with one active-message
+    /// fragment per contiguous block, which the target answers with a fragment of its own; a
+    /// Put of hundreds of blocks, or hundreds of Puts before one flush, take all of btl sm's
+    /// fragments (btl_sm_free_list_max, 512) on one side or the other, and an ob1 control
+    /// message (rendezvous ACK, RGET FIN) that pml ob1 cannot send meanwhile waits for an ob1
+    /// completion that may never come: the point-to-point transfer hangs
+    /// (tests/platform/osc_am_rndv_dtype_hang.c, osc_am_fin_pending_hang.c). A small bound
     /// keeps osc rdma's share of the fragments small.
 #if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5
     std::int64_t rma_put_blocks = 32;

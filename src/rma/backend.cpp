@@ -231,7 +231,7 @@ void RmaBackend::init_sender(const Agreement& a)
     piece_ = std::max(step, max_piece / step * step);
     // Contiguous blocks per step (the MPI moves each block pair as one operation), bounded by
     // MPIPCL_RMA_PUT_BLOCKS between flushes (see Config::rma_put_blocks); a step above the
-    // bound still goes alone.
+    // bound still goes alone. A Put between two contiguous sides counts as one block.
     const std::int64_t o_blocks =
         origin_.contiguous() ? 0 : step / o_unit * static_cast<std::int64_t>(origin_.blocks.size());
     const std::int64_t t_blocks =
@@ -320,6 +320,23 @@ int RmaBackend::fetch_description() noexcept
     return MPI_SUCCESS;
 }
 
+int RmaBackend::count_blocks(std::int64_t blocks) noexcept
+{
+    // Bounded blocks in flight (Config::rma_put_blocks): flush once the budget is used. Every
+    // Put counts, also a contiguous one and a flag Put: on Open MPI 5 each is an active message
+    // that the target answers with a btl sm fragment of its own (see Config::rma_put_blocks).
+    const std::int64_t max_blocks = config().rma_put_blocks;
+    if (max_blocks <= 0) {
+        return MPI_SUCCESS;
+    }
+    blocks_in_flight_ += blocks;
+    if (blocks_in_flight_ < max_blocks) {
+        return MPI_SUCCESS;
+    }
+    blocks_in_flight_ = 0;
+    return PMPI_Win_flush(peer_, win_);
+}
+
 int RmaBackend::put_bytes(std::int64_t b0, std::int64_t b1) noexcept
 {
     const auto* sbuf = static_cast<const char*>(ep_.buf);
@@ -346,13 +363,8 @@ int RmaBackend::put_bytes(std::int64_t b0, std::int64_t b1) noexcept
             t_count = static_cast<int>(n / target_size_);
         }
         int rc = PMPI_Put(origin, o_count, origin_type_, peer_, disp, t_count, target_type_, win_);
-        if (rc == MPI_SUCCESS && step_blocks_ > 0) {
-            // Bounded blocks in flight (Config::rma_put_blocks): flush once the budget is used.
-            blocks_in_flight_ += (n + step_ - 1) / step_ * step_blocks_;
-            if (blocks_in_flight_ >= config().rma_put_blocks) {
-                rc = PMPI_Win_flush(peer_, win_);
-                blocks_in_flight_ = 0;
-            }
+        if (rc == MPI_SUCCESS) {
+            rc = count_blocks(std::max<std::int64_t>(1, (n + step_ - 1) / step_ * step_blocks_));
         }
         if (rc != MPI_SUCCESS) {
             return rc;
@@ -426,10 +438,14 @@ int RmaBackend::drain(int h) noexcept
         const int n = static_cast<int>(j - i);
         const auto disp = static_cast<MPI_Aint>(target_info_.flags + sizeof(std::uint64_t) * f0);
         rc = PMPI_Put(&flag_src_[f0], n, MPI_UINT64_T, peer_, disp, n, MPI_UINT64_T, win_);
+        if (rc == MPI_SUCCESS) {
+            rc = count_blocks(1);
+        }
         i = j;
     }
     if (rc == MPI_SUCCESS) {
         rc = PMPI_Win_flush(peer_, win_);
+        blocks_in_flight_ = 0;
     }
     if (rc != MPI_SUCCESS) {
         flush_error_.store(rc, std::memory_order_relaxed);

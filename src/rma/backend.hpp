@@ -75,6 +75,8 @@ class RmaBackend final : public Backend {
     int drain(int head) noexcept;
     /// Puts stream bytes [b0, b1) (on unit boundaries) into the receiver's buffer.
     int put_bytes(std::int64_t b0, std::int64_t b1) noexcept;
+    /// Counts @p blocks just Put; flushes once MPIPCL_RMA_PUT_BLOCKS are in flight.
+    int count_blocks(std::int64_t blocks) noexcept;
     int fetch_description() noexcept;
     std::uint64_t flag(int f) const noexcept;
 
@@ -112,7 +114,8 @@ class RmaBackend final : public Backend {
     MPI_Datatype target_type_ = MPI_BYTE;
     std::int64_t piece_ = 0;  ///< largest Put (bytes) whose counts fit in an int
     // MPIPCL_RMA_PUT_BLOCKS (Config::rma_put_blocks): contiguous blocks per byte step_ of a
-    // Put (0: not counted), and (flusher-only) the blocks Put since the last flush.
+    // Put (0: both sides contiguous, each Put then counts as one block), and (flusher-only) the
+    // blocks Put since the last flush.
     std::int64_t step_ = 1;
     std::int64_t step_blocks_ = 0;
     std::int64_t blocks_in_flight_ = 0;
