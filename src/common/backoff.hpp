@@ -16,8 +16,8 @@ namespace mpipcl {
 class Backoff {
    public:
     /// @p yield_us: how long to keep yielding before the first sleep; @p max_sleep_us: cap;
-    /// @p poll_us: how long to return at once (the caller polls again, no system call) before
-    /// the first yield. Only for loops whose every poll is real work (an MPI progress call).
+    /// @p poll_us: how long to poll again at once (a CPU pause, no system call) before the
+    /// first yield.
     Backoff(int yield_us, int max_sleep_us, int poll_us = 0)
         : yield_us_(yield_us), max_sleep_us_(max_sleep_us), poll_us_(poll_us)
     {
@@ -33,11 +33,14 @@ class Backoff {
 
     void pause()
     {
-        // Polling: straight back to the caller's next poll (an MPI progress call, which paces
-        // the loop; a CPU pause would only delay noticing the data by its 40-140 cycles). The
-        // clock is read only every kPollsPerClockRead-th time (a read costs 25-65 ns on these
-        // VMs, as much as the poll).
+        // Polling: a CPU pause, then the caller's next poll. The clock is read only every
+        // kPollsPerClockRead-th time (a read costs 25-65 ns on these VMs, as much as the poll).
+        // The pause stays: without it the 16-thread Pready benchmark on MPICH took 101-121 ns
+        // per call instead of 71-92 (docs/benchmarks.md, "Per-call costs").
         if (polling_ && (++polls_ & (kPollsPerClockRead - 1)) != 0) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
             return;
         }
         const auto now = Clock::now();
@@ -47,6 +50,9 @@ class Backoff {
         }
         polling_ = now - idle_since_ < std::chrono::microseconds(poll_us_);
         if (polling_) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
             return;
         }
         if (now - idle_since_ < std::chrono::microseconds(yield_us_)) {
