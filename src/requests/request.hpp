@@ -85,6 +85,8 @@ class Request {
     bool begin_free() noexcept { return state_.begin_free(); }
 
    private:
+    /// The checks of MPI_Pready and MPI_Pready_range on partitions [@p lo, @p hi].
+    [[nodiscard]] int check_ready(int lo, int hi) const noexcept;
     void fill_status(MPI_Status* status) const noexcept;
 
     std::shared_ptr<progress::Transfer> t_;
@@ -94,7 +96,7 @@ class Request {
 
 // MPI_Pready and MPI_Parrived, inline: they run once per partition.
 
-[[gnu::always_inline]] inline int Request::pready(int partition, bool flush) noexcept
+[[gnu::always_inline]] inline int Request::check_ready(int lo, int hi) const noexcept
 {
     if (kind() != Kind::Send) {
         return error_code(ErrId::WrongKind);
@@ -102,13 +104,21 @@ class Request {
     if (!is_active()) {
         return error_code(ErrId::NotStarted);
     }
-    if (partition < 0 || partition >= endpoint().partitions) {
+    if (lo < 0 || lo > hi || hi >= endpoint().partitions) {
         return error_code(ErrId::BadPartition);
     }
-    const progress::Engine& engine = progress::Engine::instance();
-    if (!engine.initialized()) {
+    if (!progress::Engine::instance().initialized()) {
         return error_code(ErrId::NotInitialized);
     }
+    return MPI_SUCCESS;
+}
+
+[[gnu::always_inline]] inline int Request::pready(int partition, bool flush) noexcept
+{
+    if (const int rc = check_ready(partition, partition); rc != MPI_SUCCESS) {
+        return rc;
+    }
+    const progress::Engine& engine = progress::Engine::instance();
     bool queued = false;
     if (const int rc = t_->mark_ready(partition, &queued); rc != MPI_SUCCESS) {
         return rc;
@@ -123,19 +133,10 @@ class Request {
 
 inline int Request::pready_range(int lo, int hi) noexcept
 {
-    if (kind() != Kind::Send) {
-        return error_code(ErrId::WrongKind);
-    }
-    if (!is_active()) {
-        return error_code(ErrId::NotStarted);
-    }
-    if (lo < 0 || lo > hi || hi >= endpoint().partitions) {
-        return error_code(ErrId::BadPartition);
+    if (const int rc = check_ready(lo, hi); rc != MPI_SUCCESS) {
+        return rc;
     }
     const progress::Engine& engine = progress::Engine::instance();
-    if (!engine.initialized()) {
-        return error_code(ErrId::NotInitialized);
-    }
     bool queued = false;
     const int rc = t_->mark_range_ready(lo, hi, &queued);
     // Even after a duplicate: the other partitions were marked and may have completed a unit.
