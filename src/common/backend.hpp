@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "common/config.hpp"
@@ -99,10 +100,16 @@ class Backend {
     virtual bool needs_peer_ready() const noexcept { return false; }
     /// engine (sender): the receiver has started round @p round (its buffer is writable).
     virtual void peer_ready(std::uint64_t round) noexcept { (void)round; }
+    /// engine: one line of this backend's round state for a diagnostic dump
+    /// (MPIPCL_DUMP_SIGNAL), written into @p out (always terminated). Never throws.
+    virtual void describe(char* out, std::size_t n) const noexcept = 0;
     /// engine (receiver): backend data for the Reply.
     virtual void reply_extra(std::uint64_t extra[4]) const noexcept { (void)extra; }
 
    protected:
+    /// The ready queue's state for describe(): "queue=<head>[,draining]".
+    void describe_queue(char* out, std::size_t n) const noexcept;
+
     // Sender: which partitions are ready per unit (an internal message, an RMA put unit), and
     // the queue of units whose partitions are all ready (pushed by Pready threads, drained by
     // one flusher). The send path sizes both (counter_.init, ready_.resize) before pairing

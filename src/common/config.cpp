@@ -2,6 +2,7 @@
 // Environment variables and info keys.
 #include "common/config.hpp"
 
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 
@@ -133,6 +134,21 @@ Config Config::load()
     if (const char* n = std::getenv("MPIPCL_NOTIFY"); n != nullptr && *n != '\0') {
         if (!parse_notify(n, &c.notify)) {
             MPIPCL_LOG(Warn, "ignoring MPIPCL_NOTIFY=%s (expected gcd|partition|message)", n);
+        }
+    }
+    if (const char* d = std::getenv("MPIPCL_DUMP_SIGNAL"); d != nullptr && *d != '\0') {
+        const char* name = std::strncmp(d, "SIG", 3) == 0 ? d + 3 : d;
+        char* end = nullptr;
+        const long num = std::strtol(name, &end, 10);
+        if (std::strcmp(name, "USR1") == 0) {
+            c.dump_signal = SIGUSR1;
+        } else if (std::strcmp(name, "USR2") == 0) {
+            c.dump_signal = SIGUSR2;
+        } else if (end != name && *end == '\0' && num > 0 && num < NSIG && num != SIGKILL &&
+                   num != SIGSTOP) {
+            c.dump_signal = static_cast<int>(num);
+        } else {
+            MPIPCL_LOG(Warn, "ignoring MPIPCL_DUMP_SIGNAL=%s (expected USR1, USR2 or a number)", d);
         }
     }
     return c;

@@ -77,7 +77,10 @@ struct Config {
     /// faster than persistent, never.
     std::int64_t auto_rma_bytes = kAutoRmaBytes;
     NotifyMode notify = NotifyMode::Auto;  ///< MPIPCL_NOTIFY
-    bool backend_env_invalid = false;      ///< MPIPCL_BACKEND was set to something unknown
+    /// MPIPCL_DUMP_SIGNAL (USR1, USR2, or a signal number): on this signal the library logs
+    /// the state of every request at its next progress pass (a hang's post-mortem); 0 = none.
+    int dump_signal = 0;
+    bool backend_env_invalid = false;  ///< MPIPCL_BACKEND was set to something unknown
 
     static Config load();
 };

@@ -80,6 +80,14 @@ class ReadyQueue {
         }
     }
 
+    /// Diagnostics (MPIPCL_DUMP_SIGNAL): the head unit (-1 = none) and whether a drain runs.
+    int debug_head(bool* draining) const noexcept
+    {
+        const std::uint64_t w = word_.load(std::memory_order_relaxed);
+        *draining = (w & kDraining) != 0;
+        return head_of(w);
+    }
+
     /// The unit after @p u in a list taken by try_begin/next_batch (drainer only).
     int next(int u) const noexcept { return next_[u].load(std::memory_order_relaxed); }
 

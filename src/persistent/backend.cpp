@@ -3,6 +3,7 @@
 #include "persistent/backend.hpp"
 
 #include <climits>
+#include <cstdio>
 
 #include "common/backend_module.hpp"
 #include "common/error.hpp"
@@ -323,6 +324,28 @@ bool PersistentBackend::progress()
         post_arrived();
     }
     return remaining_ == 0;
+}
+
+void PersistentBackend::describe(char* out, std::size_t n) const noexcept
+{
+    char queue[48];
+    describe_queue(queue, sizeof queue);
+    char pend[96] = "";  // the first few pending message numbers
+    int used = 0;
+    for (std::size_t k = 0; k < pending_msg_.size() && used < 80; ++k) {
+        used += std::snprintf(pend + used, sizeof pend - static_cast<std::size_t>(used), "%s%d",
+                              k == 0 ? "" : ",", pending_msg_[k]);
+    }
+    if (send_) {
+        std::snprintf(out, n, "persistent send: messages=%d started=%d pending=%zu[%s] %s error=%d",
+                      map_.messages(), started_.load(std::memory_order_relaxed), pending_.size(),
+                      pend, queue, flush_error_.load(std::memory_order_relaxed));
+    } else {
+        std::snprintf(out, n,
+                      "persistent recv: messages=%d remaining=%d unposted=%d window=%d "
+                      "pending=%zu[%s]",
+                      map_.messages(), remaining_, unposted_, window_, pending_.size(), pend);
+    }
 }
 
 void PersistentBackend::abort_round() noexcept

@@ -53,6 +53,7 @@ class PersistentBackend final : public Backend {
     bool progress() override;
     void abort_round() noexcept override;
     int tags_used() const noexcept override { return map_.messages(); }
+    void describe(char* out, std::size_t n) const noexcept override;
 
    private:
     void free_requests() noexcept;

@@ -42,6 +42,16 @@ int decode_error(std::int32_t e)
     }
     return error_code(static_cast<ErrId>(e - 1));
 }
+
+/// Set by the MPIPCL_DUMP_SIGNAL handler, consumed by the next pass (a lock-free atomic: safe
+/// in a signal handler).
+std::atomic<bool> g_dump_requested{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+extern "C" void on_dump_signal(int /*sig*/)
+{
+    g_dump_requested.store(true, std::memory_order_relaxed);
+}
 }  // namespace
 
 /// Takes the oldest entry queued under @p key (and drops the key once its queue is empty).
@@ -91,6 +101,7 @@ void Engine::init()
         throw;
     }
     stop_ = false;
+    install_dump_signal();
     initialized_.store(true, std::memory_order_release);
     MPIPCL_LOG(Debug, "engine up: thread level %d, tag ub %d", provided, flag ? *tag_ub : -1);
 }
@@ -131,6 +142,7 @@ void Engine::finalize()
     backends::finalize();
     PMPI_Comm_free(&comm_);
     comm_info_finalize();
+    restore_dump_signal();
     initialized_.store(false, std::memory_order_release);
 }
 
@@ -272,6 +284,9 @@ bool Engine::pass(std::unique_lock<std::mutex>& lk, bool all) noexcept
     if (!lk.owns_lock() || !initialized()) {
         return false;
     }
+    if (g_dump_requested.load(std::memory_order_relaxed)) [[unlikely]] {
+        dump_locked();
+    }
     const int before = active_count_.load(std::memory_order_relaxed);
     const int pairs_before = pending_pairs_.load(std::memory_order_relaxed);
     try {
@@ -281,6 +296,68 @@ bool Engine::pass(std::unique_lock<std::mutex>& lk, bool all) noexcept
     }
     return active_count_.load(std::memory_order_relaxed) != before ||
            pending_pairs_.load(std::memory_order_relaxed) != pairs_before;
+}
+
+void Engine::install_dump_signal()
+{
+    dump_signal_ = 0;
+    const int sig = config().dump_signal;
+    if (sig == 0) {
+        return;
+    }
+    struct sigaction sa {};
+    sa.sa_handler = on_dump_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    if (sigaction(sig, &sa, &old_action_) != 0) {
+        MPIPCL_LOG(Warn, "MPIPCL_DUMP_SIGNAL: cannot handle signal %d", sig);
+        return;
+    }
+    dump_signal_ = sig;
+    MPIPCL_LOG(Info, "signal %d dumps the library's state", sig);
+}
+
+void Engine::restore_dump_signal() noexcept
+{
+    if (dump_signal_ != 0) {
+        sigaction(dump_signal_, &old_action_, nullptr);
+        dump_signal_ = 0;
+    }
+}
+
+void Engine::dump_locked() noexcept
+{
+    g_dump_requested.store(false, std::memory_order_relaxed);
+    std::size_t unexpected = 0;
+    for (const auto& [key, q] : unexpected_) {
+        unexpected += q.size();
+    }
+    std::size_t unmatched = 0;
+    for (const auto& [key, q] : unmatched_) {
+        unmatched += q.size();
+    }
+    MPIPCL_LOG(Error,
+               "state dump: %zu transfers, %zu active (count %d), %d awaiting a pair, %zu "
+               "unexpected Setups, %zu unmatched receives, %zu matched unstarted, %zu control "
+               "sends in flight, control receive %s%s, progress thread %s",
+               all_.size(), active_.size(), active_count_.load(std::memory_order_relaxed),
+               pending_pairs_.load(std::memory_order_relaxed), unexpected, unmatched,
+               matched_.size(), outgoing_.size(), ctrl_posted_ ? "posted" : "NOT posted",
+               ctrl_awaited_ ? " (awaited)" : "",
+               thread_running_.load(std::memory_order_relaxed) ? "running" : "off");
+    for (std::size_t r = 0; r < sent_to_.size(); ++r) {
+        if (sent_to_[r] != 0 || recv_from_[r] != 0) {
+            MPIPCL_LOG(Error,
+                       "state dump: control messages with rank %zu: %llu sent, %llu received", r,
+                       static_cast<unsigned long long>(sent_to_[r]),
+                       static_cast<unsigned long long>(recv_from_[r]));
+        }
+    }
+    for (const auto& [id, t] : all_) {
+        char line[768];
+        t->describe_locked(line, sizeof line);
+        MPIPCL_LOG(Error, "state dump: %s%s", line, t->in_active_list ? " [active list]" : "");
+    }
 }
 
 void Engine::progress_locked(bool all)
@@ -716,6 +793,10 @@ void Engine::thread_main()
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     Backoff busy(20, config().progress_max_sleep_us);
     for (;;) {
+        if (g_dump_requested.load(std::memory_order_relaxed)) [[unlikely]] {
+            std::lock_guard<std::mutex> lk(mu_);  // idle or not: the dump must not wait for work
+            dump_locked();
+        }
         {
             std::unique_lock<std::mutex> lk(wake_mu_);
             if (stop_) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <mpi.h>
+#include <signal.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -83,6 +84,10 @@ class Engine {
 
     /// @p all: also poll the control channel (see progress_locked).
     bool pass(std::unique_lock<std::mutex>& lk, bool all) noexcept;
+    /// Logs the engine's and every transfer's state (MPIPCL_DUMP_SIGNAL).
+    void dump_locked() noexcept;
+    void install_dump_signal();
+    void restore_dump_signal() noexcept;
     void progress_locked(bool all);
     void post_ctrl_recv_locked();
     void send_ctrl_locked(int dest, const CtrlMsg& msg);
@@ -138,6 +143,9 @@ class Engine {
     TagAllocator tags_;
     std::atomic<int> pending_pairs_{0};  // transfers waiting for their peer
     std::atomic<int> active_count_{0};
+
+    int dump_signal_ = 0;  ///< the signal whose handler we installed (0 = none)
+    struct sigaction old_action_ {};
 
     std::thread thread_;
     /// An application thread called progress() since the progress thread last looked (it

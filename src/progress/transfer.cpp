@@ -2,6 +2,7 @@
 // The engine's half of a partitioned request: pairing, backend and round completion.
 #include "progress/transfer.hpp"
 
+#include <cstdio>
 #include <new>
 
 #include "common/error.hpp"
@@ -187,6 +188,27 @@ void Transfer::mark_complete_locked()
 {
     // sync: release makes the received data and round_error_ visible to the completer.
     complete_.store(true, std::memory_order_release);
+}
+
+void Transfer::describe_locked(char* out, std::size_t n) const noexcept
+{
+    static const char* const pairings[] = {"unpaired", "paired", "failed"};
+    char backend[384] = "no backend";
+    if (backend_) {
+        backend_->describe(backend, sizeof backend);
+    }
+    std::snprintf(out, n,
+                  "transfer %llu (peer transfer %llu): %s peer=%d tag=%d comm=%llx parts=%d "
+                  "count=%lld %s round=%llu %s peer_ready=%llu started=%d error=%d | %s",
+                  static_cast<unsigned long long>(id_), static_cast<unsigned long long>(peer_id),
+                  ep_.kind == Kind::Send ? "send" : "recv", ep_.peer, ep_.tag,
+                  static_cast<unsigned long long>(ep_.comm_key), ep_.partitions,
+                  static_cast<long long>(ep_.count),
+                  pairings[static_cast<int>(pairing_.load(std::memory_order_relaxed))],
+                  static_cast<unsigned long long>(round_.load(std::memory_order_relaxed)),
+                  complete_.load(std::memory_order_relaxed) ? "complete" : "RUNNING",
+                  static_cast<unsigned long long>(peer_ready_.load(std::memory_order_relaxed)),
+                  ever_started_ ? 1 : 0, error_.load(std::memory_order_relaxed), backend);
 }
 
 }  // namespace mpipcl::progress

@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -117,6 +118,9 @@ class Transfer {
         return k < 0 ? opts_.backend : static_cast<BackendKind>(k);
     }
     Backend* backend() const { return backend_.get(); }
+    /// Diagnostic dump (MPIPCL_DUMP_SIGNAL): one line of this transfer's state and its
+    /// backend's into @p out (always terminated). Never throws.
+    void describe_locked(char* out, std::size_t n) const noexcept;
     /// MPI_Finalize: frees the backend's MPI objects; later calls see no backend.
     void release_backend_locked();
 

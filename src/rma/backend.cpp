@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <numeric>
 
 #include "common/config.hpp"
@@ -471,6 +472,28 @@ void RmaBackend::start(std::uint64_t round)
     ready_.reset();
     flags_done_.store(0, std::memory_order_relaxed);
     flush_error_.store(MPI_SUCCESS, std::memory_order_relaxed);
+}
+
+void RmaBackend::describe(char* out, std::size_t n) const noexcept
+{
+    if (!send_) {
+        const std::uint64_t r = round_.load(std::memory_order_relaxed);
+        std::snprintf(out, n, "rma recv: round=%llu flags=%d seen=%d next_flag=%llu",
+                      static_cast<unsigned long long>(r), map_.flags(), seen_,
+                      seen_ < map_.flags() ? static_cast<unsigned long long>(flag(seen_)) : 0ULL);
+        return;
+    }
+    char queue[48];
+    describe_queue(queue, sizeof queue);
+    std::snprintf(out, n,
+                  "rma send: round=%llu peer_round=%llu flags=%d done=%d blocks_in_flight=%lld "
+                  "described=%d %s error=%d",
+                  static_cast<unsigned long long>(send_round_),
+                  static_cast<unsigned long long>(peer_round_.load(std::memory_order_relaxed)),
+                  map_.flags(), flags_done_.load(std::memory_order_relaxed),
+                  static_cast<long long>(blocks_in_flight_),
+                  described_.load(std::memory_order_relaxed) ? 1 : 0, queue,
+                  flush_error_.load(std::memory_order_relaxed));
 }
 
 bool RmaBackend::progress()

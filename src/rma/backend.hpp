@@ -50,6 +50,7 @@ class RmaBackend final : public Backend {
     bool progress() override;
     void abort_round() noexcept override {}
     int tags_used() const noexcept override { return 0; }
+    void describe(char* out, std::size_t n) const noexcept override;
     bool needs_peer_ready() const noexcept override { return true; }
     void peer_ready(std::uint64_t round) noexcept override;
     void reply_extra(std::uint64_t extra[4]) const noexcept override { target_info_.encode(extra); }

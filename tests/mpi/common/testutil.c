@@ -29,6 +29,38 @@ static struct timespec g_watchdog_until;
 static int g_watchdog_limit_s = TU_WATCHDOG_S;
 static char g_watchdog_what[256] = "test";
 
+/* Every rank's pid and host (a hash of its name), for tu_dump_all. */
+static long* g_pids = NULL;
+static int g_dump_signal = 0;
+
+static long host_hash(void)
+{
+    char name[256] = "";
+    gethostname(name, sizeof name - 1);
+    unsigned long h = 5381;
+    for (const char* c = name; *c; ++c) {
+        h = h * 33 + (unsigned char)*c;
+    }
+    return (long)(h & 0x7fffffffUL);
+}
+
+/* A failing test asks every rank on this host for libmpipcl's state dump (MPIPCL_DUMP_SIGNAL,
+ * set to USR1 here unless the environment chose otherwise), and gives their progress threads
+ * a moment to write it before the abort. */
+static void tu_dump_all(void)
+{
+    if (g_pids == NULL || g_dump_signal == 0) {
+        return;
+    }
+    const long host = host_hash();
+    for (int r = 0; r < tu_size; ++r) {
+        if (g_pids[2 * r + 1] == host && g_pids[2 * r] > 0) {
+            kill((pid_t)g_pids[2 * r], g_dump_signal);
+        }
+    }
+    usleep(1500 * 1000);
+}
+
 static void* watchdog_main(void* arg)
 {
     (void)arg;
@@ -55,6 +87,7 @@ static void* watchdog_main(void* arg)
         fprintf(stderr, "[rank %d] watchdog: %s: no progress for %d s, aborting\n", tu_rank, what,
                 limit);
         fflush(stderr);
+        tu_dump_all();
         MPI_Abort(MPI_COMM_WORLD, 2);
         _exit(2);
     }
@@ -78,12 +111,20 @@ void tu_watchdog_arm(int seconds, const char* fmt, ...)
 int tu_init_level(int* argc, char*** argv, int requested, int required, int nprocs)
 {
     int provided = MPI_THREAD_SINGLE;
+    setenv("MPIPCL_DUMP_SIGNAL", "USR1", 0);
+    const char* dump = getenv("MPIPCL_DUMP_SIGNAL");
+    g_dump_signal = strcmp(dump, "USR1") == 0 || strcmp(dump, "SIGUSR1") == 0 ? SIGUSR1 : 0;
     if (MPI_Init_thread(argc, argv, requested, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "MPI_Init_thread failed\n");
         exit(1);
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &tu_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &tu_size);
+    long mine[2] = {(long)getpid(), host_hash()};
+    g_pids = calloc(2 * (size_t)tu_size, sizeof *g_pids);
+    if (g_pids != NULL) {
+        MPI_Allgather(mine, 2, MPI_LONG, g_pids, 2, MPI_LONG, MPI_COMM_WORLD);
+    }
     int skip = 0;
     if (provided < required) {
         if (tu_rank == 0) {
@@ -213,6 +254,7 @@ void tu_abort(const char* what, const char* file, int line)
 {
     fprintf(stderr, "[rank %d] %s:%d: %s; aborting\n", tu_rank, file, line, what);
     fflush(stderr);
+    tu_dump_all();
     MPI_Abort(MPI_COMM_WORLD, 3);
     _exit(3);
 }
