@@ -98,6 +98,10 @@ class Backend {
     /// receiver then sends a Ready control message at every MPI_Start. False where MPI's own
     /// matching already orders the data after the receiver's start (saves a message per round).
     virtual bool needs_peer_ready() const noexcept { return false; }
+    /// engine: while this round runs, every progress pass of a waiting thread should call into
+    /// MPI (poll the control channel) rather than every few passes: the data moves only while
+    /// this process is inside MPI (RMA target on MPICH and Open MPI 5).
+    virtual bool wants_mpi_progress() const noexcept { return false; }
     /// engine (sender): the receiver has started round @p round (its buffer is writable).
     virtual void peer_ready(std::uint64_t round) noexcept { (void)round; }
     /// engine: one line of this backend's round state for a diagnostic dump

@@ -43,6 +43,17 @@ int decode_error(std::int32_t e)
     return error_code(static_cast<ErrId>(e - 1));
 }
 
+/// A running transfer for which every progress pass polls the control channel (a full MPI
+/// progress poll): an RMA sender waiting for the receiver's Ready, or a transfer whose data
+/// moves only while this process is inside MPI.
+bool wants_every_pass(const Transfer& t)
+{
+    if (t.kind() == Kind::Send && t.needs_peer_ready() && t.peer_ready_round() < t.round()) {
+        return true;
+    }
+    return t.backend() != nullptr && t.backend()->wants_mpi_progress();
+}
+
 /// Set by the MPIPCL_DUMP_SIGNAL handler, consumed by the next pass (a lock-free atomic: safe
 /// in a signal handler).
 std::atomic<bool> g_dump_requested{false};
@@ -366,7 +377,8 @@ void Engine::progress_locked(bool all)
     // application thread waiting on a paired transfer needs nothing from it — MPI moves the
     // data — so its passes poll it only every kCtrlEvery-th time (an Abort or a new Setup is
     // seen a few microseconds later); passes of the progress thread, passes while a pairing is
-    // pending and passes while a transfer awaits a control message poll it every time.
+    // pending and passes while a transfer awaits a control message, or data that only moves
+    // while this process is inside MPI (ctrl_awaited_), poll it every time.
     constexpr unsigned kCtrlEvery = 8;
     const bool poll_ctrl = all || ctrl_awaited_ ||
                            pending_pairs_.load(std::memory_order_relaxed) > 0 ||
@@ -405,8 +417,7 @@ void Engine::progress_locked(bool all)
             fail_pair_locked(t, failed);
             done = true;
         }
-        awaited = awaited || (!done && t.kind() == Kind::Send && t.needs_peer_ready() &&
-                              t.peer_ready_round() < t.round());
+        awaited = awaited || (!done && wants_every_pass(t));
         if (done) {
             active_[i]->in_active_list = false;
             active_[i] = std::move(active_.back());

@@ -124,8 +124,9 @@ class Engine {
 
     std::mutex mu_;  // the progress-queue lock: guards everything below
     bool ctrl_posted_ = false;
-    /// An active transfer waits for a control message (an RMA sender for its Ready): poll
-    /// the control channel on every pass.
+    /// An active transfer waits for a control message (an RMA sender for its Ready), or for
+    /// data that moves only while this process is inside MPI (an RMA receiver,
+    /// Backend::wants_mpi_progress): poll the control channel on every pass.
     bool ctrl_awaited_ = false;
     unsigned user_passes_ = 0;
     CtrlMsg ctrl_buf_{};

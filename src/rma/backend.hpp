@@ -52,6 +52,9 @@ class RmaBackend final : public Backend {
     int tags_used() const noexcept override { return 0; }
     void describe(char* out, std::size_t n) const noexcept override;
     bool needs_peer_ready() const noexcept override { return true; }
+    /// Receiver: MPICH's and Open MPI 5's Puts into a dynamic window are active messages the
+    /// target handles inside MPI calls only.
+    bool wants_mpi_progress() const noexcept override { return !send_; }
     void peer_ready(std::uint64_t round) noexcept override;
     void reply_extra(std::uint64_t extra[4]) const noexcept override { target_info_.encode(extra); }
 
