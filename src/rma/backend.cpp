@@ -485,13 +485,12 @@ void RmaBackend::describe(char* out, std::size_t n) const noexcept
     }
     char queue[48];
     describe_queue(queue, sizeof queue);
+    // Only atomics and engine-side fields: a flusher may be running in another thread.
     std::snprintf(out, n,
-                  "rma send: round=%llu peer_round=%llu flags=%d done=%d blocks_in_flight=%lld "
-                  "described=%d %s error=%d",
+                  "rma send: round=%llu peer_round=%llu flags=%d done=%d described=%d %s error=%d",
                   static_cast<unsigned long long>(send_round_),
                   static_cast<unsigned long long>(peer_round_.load(std::memory_order_relaxed)),
                   map_.flags(), flags_done_.load(std::memory_order_relaxed),
-                  static_cast<long long>(blocks_in_flight_),
                   described_.load(std::memory_order_relaxed) ? 1 : 0, queue,
                   flush_error_.load(std::memory_order_relaxed));
 }
