@@ -6,10 +6,11 @@
  * and completion styles. Every byte, every hole and guard byte, every status and every
  * MPI_Parrived answer of 1 is checked.
  *   stress [--seconds S | --minutes M] [--seed N] [--max-bytes B] [--bottom 0|1] [--plan P]
- *          [--xfers MASK]
+ *          [--xfers MASK] [--backends MASK]
  * (default: 4 s, seed 1, 1 MiB, MPI_BOTTOM sides drawn; --plan P: only plan P of the seed's
  * sequence, again and again, to replay a failure; --xfers MASK: of its transfers only those
- * whose bit (1 << index) is set). */
+ * whose bit (1 << index) is set; --backends MASK: draw only the backend kinds whose bit is set,
+ * 1 persistent, 2 rma, 4 no key (MPIPCL_BACKEND), 8 mixed). */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdint.h>
@@ -109,6 +110,24 @@ static unsigned long long g_seed;
 static int g_bottom = 1;           /* draw MPI_BOTTOM sides (--bottom 0: never) */
 static int g_only_plan = -1;       /* --plan P: replay plan P only */
 static unsigned g_xfer_mask = ~0u; /* --xfers MASK: keep these transfers of a plan */
+/* --backends MASK: draw only these backend kinds (bit 1 << B_*); the default keeps all. */
+static unsigned g_backend_mask = (1u << B_KINDS) - 1;
+
+/* Maps a drawn kind onto the allowed ones (identity when all are allowed, so the plans of a
+ * seed stay the same). */
+static int allowed_backend(int drawn)
+{
+    int allowed[B_KINDS], n = 0;
+    for (int b = 0; b < B_KINDS; ++b) {
+        if (g_backend_mask & (1u << b)) {
+            allowed[n++] = b;
+        }
+    }
+    if ((g_backend_mask & (1u << drawn)) || n == 0) {
+        return drawn;
+    }
+    return allowed[drawn % n];
+}
 
 typedef struct {
     long long rounds, bytes, parrived, failures;
@@ -209,7 +228,7 @@ static void draw_plan(Rng* r, Plan* p, long long max_bytes)
         x->dst = (x->src + rng_int(r, 1, tu_size - 1)) % tu_size;
         x->comm = rng_int(r, 0, NCOMMS);
         x->tag = rng_int(r, 0, 3);
-        x->backend = rng_int(r, 0, B_KINDS - 1);
+        x->backend = allowed_backend(rng_int(r, 0, B_KINDS - 1));
         x->sbackend = x->backend == B_MIXED ? B_RMA : x->backend;
         x->rbackend = x->backend == B_MIXED ? B_PERSISTENT : x->backend;
         long long cap = rng_int(r, 0, 7) == 0 ? max_bytes : max_bytes / 8;
@@ -743,6 +762,8 @@ int main(int argc, char** argv)
             g_only_plan = atoi(argv[i + 1]);
         } else if (strcmp(argv[i], "--xfers") == 0) {
             g_xfer_mask = (unsigned)strtoul(argv[i + 1], NULL, 0);
+        } else if (strcmp(argv[i], "--backends") == 0) {
+            g_backend_mask = (unsigned)strtoul(argv[i + 1], NULL, 0) & ((1u << B_KINDS) - 1);
         }
     }
     if (tu_size < 2) {
