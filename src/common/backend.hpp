@@ -86,6 +86,10 @@ class Backend {
     }
     /// Sender: issue queued MPI work. Lock-free; makes MPI calls, so only on threads allowed to.
     virtual void flush() noexcept = 0;
+    /// lock-free (sender): the queued work is long (RMA: Puts and MPI_Win_flush calls that may
+    /// wait for the target), so a Pready caller should leave it to the progress thread and the
+    /// completion calls when a progress thread runs, instead of issuing it itself.
+    virtual bool flush_in_background() const noexcept { return false; }
     /// lock-free (receiver): true once every byte of receive partition @p p is in the buffer.
     virtual bool arrived(int p) const noexcept = 0;
     /// engine: advance the round; true when it is complete. Throws Error on a failure.

@@ -60,6 +60,11 @@ class Engine {
     /// Never throws.
     bool progress(bool wait = false) noexcept;
     std::uint64_t next_id() { return next_id_.fetch_add(1, std::memory_order_relaxed); }
+    /// The progress thread runs (MPI_THREAD_MULTIPLE and MPIPCL_PROGRESS_THREAD=1).
+    bool progress_thread_running() const { return thread_running_.load(std::memory_order_acquire); }
+    /// Work was queued for the progress thread: it looks soon (a notify only when it is in its
+    /// long idle wait; while requests are active it passes every few tens of microseconds).
+    void nudge() noexcept { wake(); }
 
    private:
     Engine() = default;

@@ -85,6 +85,13 @@ class Transfer {
     /// Sender: issues the backend's queued MPI work from this thread (the caller checked that
     /// this thread may call MPI).
     void flush() noexcept;
+    /// Sender: the backend's queued work is best left to the progress thread
+    /// (Backend::flush_in_background). False while not paired.
+    bool flush_in_background() const noexcept
+    {
+        const Backend* b = ready_backend_.load(std::memory_order_acquire);
+        return b != nullptr && b->flush_in_background();
+    }
     /// Sender: the receiver announces each round's start (Ready); true while not yet paired.
     bool needs_peer_ready() const noexcept;
     /// Receiver: every byte of receive partition @p p is in the buffer this round.

@@ -136,7 +136,7 @@ int Request::start() noexcept
 void Request::flush_ready() noexcept
 {
     if (Engine::instance().thread_multiple()) {
-        t_->flush();
+        issue_queued();
     }
 }
 

@@ -87,6 +87,11 @@ class Request {
    private:
     /// The checks of MPI_Pready and MPI_Pready_range on partitions [@p lo, @p hi].
     [[nodiscard]] int check_ready(int lo, int hi) const noexcept;
+    /// A Pready call queued backend work (MPI_THREAD_MULTIPLE): issues it from this thread,
+    /// or, when the backend's work is long and a progress thread runs, leaves it to that
+    /// thread and to the completion calls (an application thread is not held in MPI_Pready
+    /// for other threads' Puts).
+    void issue_queued() noexcept;
     void fill_status(MPI_Status* status) const noexcept;
 
     std::shared_ptr<progress::Transfer> t_;
@@ -126,7 +131,7 @@ class Request {
     // Only the Pready that completed a unit has work to issue (a unit queued earlier is the
     // business of the thread that queued it, or of the one draining).
     if (flush && queued && engine.thread_multiple()) {
-        t_->flush();
+        issue_queued();
     }
     return MPI_SUCCESS;
 }
@@ -141,9 +146,19 @@ inline int Request::pready_range(int lo, int hi) noexcept
     const int rc = t_->mark_range_ready(lo, hi, &queued);
     // Even after a duplicate: the other partitions were marked and may have completed a unit.
     if (queued && engine.thread_multiple()) {
-        t_->flush();
+        issue_queued();
     }
     return rc;
+}
+
+inline void Request::issue_queued() noexcept
+{
+    progress::Engine& engine = progress::Engine::instance();
+    if (t_->flush_in_background() && engine.progress_thread_running()) {
+        engine.nudge();
+        return;
+    }
+    t_->flush();
 }
 
 [[gnu::always_inline]] inline int Request::parrived(int partition, int* flag) noexcept

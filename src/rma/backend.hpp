@@ -55,6 +55,8 @@ class RmaBackend final : public Backend {
     /// Receiver: MPICH's and Open MPI 5's Puts into a dynamic window are active messages the
     /// target handles inside MPI calls only.
     bool wants_mpi_progress() const noexcept override { return !send_; }
+    /// Sender: a drain of a few MiB runs for milliseconds inside MPI_Put and MPI_Win_flush.
+    bool flush_in_background() const noexcept override { return send_; }
     void peer_ready(std::uint64_t round) noexcept override;
     void reply_extra(std::uint64_t extra[4]) const noexcept override { target_info_.encode(extra); }
 
