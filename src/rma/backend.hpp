@@ -76,9 +76,13 @@ class RmaBackend final : public Backend {
     void init_sender(const Agreement& a);
     void init_receiver(const RequestOptions& opts, const Agreement& a);
     bool peer_started() const;
-    /// Puts and flushes the units of one list taken from ready_, then their completed flags;
-    /// returns the number of flags now set (the caller publishes them in flags_done_).
+    /// Puts and flushes the units of one list taken from ready_, then their completed flags,
+    /// in groups of about 1 MiB; returns the number of flags now set (the caller publishes
+    /// them in flags_done_).
     int drain(int head) noexcept;
+    /// Units batch_[g0, g1) of a drain: Puts, flush, then the flags they completed, flush.
+    /// Returns the number of flags set, or -1 after a failure (flush_error_ set).
+    int drain_group(std::size_t g0, std::size_t g1, bool any_data) noexcept;
     /// Puts stream bytes [b0, b1) (on unit boundaries) into the receiver's buffer.
     int put_bytes(std::int64_t b0, std::int64_t b1) noexcept;
     /// Counts @p blocks just Put; flushes once MPIPCL_RMA_PUT_BLOCKS are in flight.
