@@ -28,13 +28,7 @@ int main(int argc, char** argv)
     MPI_Comm ctl;
     MPI_Comm_dup(MPI_COMM_WORLD, &ctl);
     MPI_Request req;
-    if (tu_rank == 0) {
-        TU_MPI(MPI_Psend_init(buf, PARTS, PART_BYTES, MPI_BYTE, 1, TAG, MPI_COMM_WORLD,
-                              MPI_INFO_NULL, &req));
-    } else {
-        TU_MPI(MPI_Precv_init(buf, PARTS, PART_BYTES, MPI_BYTE, 0, TAG, MPI_COMM_WORLD,
-                              MPI_INFO_NULL, &req));
-    }
+    TU_MPI(tu_pair_init(buf, PARTS, PART_BYTES, MPI_BYTE, TAG, MPI_COMM_WORLD, &req));
     const char* thread = getenv("MPIPCL_PROGRESS_THREAD");
     const int prepare = thread != NULL && strcmp(thread, "0") == 0;
     for (int round = 0; round < ROUNDS; ++round) {

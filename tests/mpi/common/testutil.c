@@ -537,6 +537,15 @@ void tu_shuffled_indices(int* a, int n, unsigned seed)
     }
 }
 
+int tu_pair_init(void* buf, int parts, MPI_Count count, MPI_Datatype type, int tag, MPI_Comm comm,
+                 MPI_Request* req)
+{
+    if (tu_rank == 0) {
+        return MPI_Psend_init(buf, parts, count, type, 1, tag, comm, MPI_INFO_NULL, req);
+    }
+    return MPI_Precv_init(buf, parts, count, type, 0, tag, comm, MPI_INFO_NULL, req);
+}
+
 void tu_pready_all(int parts, MPI_Request req)
 {
     /* Odd partitions in descending order, then even ones ascending: never the natural order. */

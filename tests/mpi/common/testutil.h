@@ -162,6 +162,13 @@ int tu_arg_int(int argc, char** argv, int i, int fallback);
 /** Fills @p a with 0 .. n-1 in a pseudo-random order determined by @p seed. */
 void tu_shuffled_indices(int* a, int n, unsigned seed);
 
+/**
+ * The two-rank pair of the simplest programs: rank 0 gets MPI_Psend_init(@p buf, ...) to rank
+ * 1, rank 1 MPI_Precv_init(@p buf, ...) from rank 0 (MPI_INFO_NULL). Returns the init's code.
+ */
+int tu_pair_init(void* buf, int parts, MPI_Count count, MPI_Datatype type, int tag, MPI_Comm comm,
+                 MPI_Request* req);
+
 /** Marks partitions 0 .. parts-1 ready in a scrambled order, one MPI_Pready each. */
 void tu_pready_all(int parts, MPI_Request req);
 
