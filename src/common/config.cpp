@@ -110,6 +110,9 @@ Config Config::load()
     if (env_int("MPIPCL_PROGRESS_MAX_SLEEP_US", 0, 1000000, &v)) {
         c.progress_max_sleep_us = static_cast<int>(v);
     }
+    if (env_int("MPIPCL_PROGRESS_STAND_DOWN_US", 200, 1000000, &v)) {
+        c.progress_stand_down_us = static_cast<int>(v);
+    }
     if (env_int("MPIPCL_RECV_WINDOW", 0, 1 << 20, &v)) {
         c.recv_window = static_cast<int>(v);
     }

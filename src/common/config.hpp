@@ -38,6 +38,12 @@ struct Config {
     std::int64_t min_message_bytes = 4096;    ///< MPIPCL_MIN_MESSAGE_BYTES (automatic mode)
     int max_messages = 1024;                  ///< MPIPCL_MAX_MESSAGES (automatic mode cap)
     int progress_max_sleep_us = 50;           ///< MPIPCL_PROGRESS_MAX_SLEEP_US
+    /// MPIPCL_PROGRESS_STAND_DOWN_US: longest nap of the progress thread while an application
+    /// thread drives progress itself (the nap doubles from 200 us up to this while it does).
+    /// Each wake-up takes a core from a polling or computing thread for a moment: with 1600
+    /// instead of 200 the 16-thread Pready benchmark took 26-30 instead of 48-59 ns per call
+    /// (Open MPI; MPICH 30-47 instead of 75) (docs/benchmarks.md, fourth session).
+    int progress_stand_down_us = 1600;
     /// MPIPCL_RECV_WINDOW: persistent receiver, most internal receives in flight at once
     /// (0 = all posted at MPI_Start, the default). In order, Open MPI's ob1 completes large
     /// messages one by one instead of all at the end, but only while the sender is inside MPI;

@@ -803,6 +803,12 @@ void Engine::thread_main()
     // Our own thread: a 1 ns timer slack makes those short sleeps last what they say.
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     Backoff busy(20, config().progress_max_sleep_us);
+    // The stand-down nap doubles while the application keeps driving progress itself (each
+    // wake-up costs a polling application thread its core for a moment).
+    const std::int64_t stand_down_max_ns =
+        std::max<std::int64_t>(kUserActiveNs, std::int64_t{config().progress_stand_down_us} * 1000);
+    std::int64_t stand_down_ns = kUserActiveNs;
+    const auto stood_down = [&] { stand_down_ns = std::min(stand_down_ns * 2, stand_down_max_ns); };
     for (;;) {
         if (g_dump_requested.load(std::memory_order_relaxed)) [[unlikely]] {
             std::lock_guard<std::mutex> lk(mu_);  // idle or not: the dump must not wait for work
@@ -825,11 +831,16 @@ void Engine::thread_main()
                 if (user_active) {
                     deep_sleep_.store(false, std::memory_order_relaxed);
                 }
-                const auto nap = user_active ? std::chrono::nanoseconds(kUserActiveNs)
+                const auto nap = user_active ? std::chrono::nanoseconds(stand_down_ns)
                                              : std::chrono::nanoseconds(50000000);
                 wake_cv_.wait_for(lk, nap, [&] { return stop_ || wake_flag_; });
                 deep_sleep_.store(false, std::memory_order_relaxed);
                 wake_flag_ = false;
+                if (user_active) {
+                    stood_down();
+                } else {
+                    stand_down_ns = kUserActiveNs;
+                }
                 busy.reset();
                 continue;
             }
@@ -841,10 +852,12 @@ void Engine::thread_main()
         // sync: relaxed, a hint (the Dekker pair with wake() is in the idle branch above).
         if (user_progressed_.exchange(false, std::memory_order_relaxed)) {
             // Sleep, not yield: on a shared core every wake-up costs the polling thread.
-            std::this_thread::sleep_for(std::chrono::nanoseconds(kUserActiveNs));
+            std::this_thread::sleep_for(std::chrono::nanoseconds(stand_down_ns));
+            stood_down();
             busy.reset();
             continue;
         }
+        stand_down_ns = kUserActiveNs;
         std::unique_lock<std::mutex> lk(mu_, std::try_to_lock);
         if (pass(lk, true)) {
             busy.reset();
