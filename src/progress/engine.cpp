@@ -290,6 +290,36 @@ bool Engine::progress(bool wait) noexcept
     return pass(lk, false);
 }
 
+bool Engine::progress_for(Transfer& t) noexcept
+{
+    constexpr unsigned kFullPassEvery = 8;
+    // sync: as in progress().
+    if (!user_progressed_.load(std::memory_order_relaxed)) {
+        user_progressed_.store(true);
+    }
+    std::unique_lock<std::mutex> lk(mu_);
+    if (++for_passes_ % kFullPassEvery == 0) {
+        return pass(lk, true);  // also polls the control channel
+    }
+    if (!initialized() || ctrl_awaited_ || !outgoing_.empty() || !t.in_active_list ||
+        pending_pairs_.load(std::memory_order_relaxed) > 0) {
+        return pass(lk, false);
+    }
+    int failed = MPI_SUCCESS;
+    bool done = false;
+    try {
+        done = t.progress_locked(&failed);
+    } catch (const std::exception& e) {
+        MPIPCL_LOG(Error, "progress failed: %s", e.what());
+    }
+    if (failed != MPI_SUCCESS) {
+        fail_pair_locked(t, failed);
+        done = true;
+    }
+    // A completed transfer leaves the active list at the next full pass.
+    return done;
+}
+
 bool Engine::pass(std::unique_lock<std::mutex>& lk, bool all) noexcept
 {
     if (!lk.owns_lock() || !initialized()) {

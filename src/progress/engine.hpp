@@ -59,6 +59,12 @@ class Engine {
     /// return at once when another thread is in a pass. Returns true if something happened.
     /// Never throws.
     bool progress(bool wait = false) noexcept;
+    /// A completion call's pass for one transfer (MPI_Wait/Test on it): waits for the engine
+    /// lock and advances @p t alone, so a waiting thread's poll costs one MPI test, not one
+    /// per active transfer. Every kFullPassEvery-th call, and whenever a pairing is pending, a
+    /// transfer awaits a control message or control sends are in flight, it is a full pass
+    /// (progress(true)). Returns true if something happened. Never throws.
+    bool progress_for(Transfer& t) noexcept;
     std::uint64_t next_id() { return next_id_.fetch_add(1, std::memory_order_relaxed); }
     /// The progress thread runs (MPI_THREAD_MULTIPLE and MPIPCL_PROGRESS_THREAD=1).
     bool progress_thread_running() const { return thread_running_.load(std::memory_order_acquire); }
@@ -134,6 +140,7 @@ class Engine {
     /// Backend::wants_mpi_progress): poll the control channel on every pass.
     bool ctrl_awaited_ = false;
     unsigned user_passes_ = 0;
+    unsigned for_passes_ = 0;  ///< progress_for() calls (a full pass every kFullPassEvery-th)
     CtrlMsg ctrl_buf_{};
     MPI_Request ctrl_req_ = MPI_REQUEST_NULL;
     std::vector<Outgoing> outgoing_;

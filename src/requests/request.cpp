@@ -169,8 +169,9 @@ bool Request::peek(MPI_Status* status) noexcept
     }
     if (!t_->round_complete()) {
         // Wait for the engine lock rather than skip: once the data is there, one MPI_Test
-        // must see the round complete even while another thread is inside the engine.
-        Engine::instance().progress(true);
+        // must see the round complete even while another thread is inside the engine. This
+        // transfer only, mostly: one MPI test per poll, not one per active transfer.
+        Engine::instance().progress_for(*t_);
         if (!t_->round_complete()) {
             return false;
         }
