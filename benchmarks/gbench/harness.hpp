@@ -26,6 +26,9 @@ struct Harness {
 double set_iteration_time(benchmark::State& state, double seconds);
 
 /// Registers every micro-benchmark for the given "mpipcl_backend" values (already probed).
-void register_benchmarks(const std::vector<std::string>& backends);
+/// @p fixed_pready_rounds: the Pready benchmarks run a fixed number of rounds (the command
+/// line did not set --benchmark_min_time): their timed window is a few microseconds of a round
+/// that may take a millisecond, so a time-based run could take minutes.
+void register_benchmarks(const std::vector<std::string>& backends, bool fixed_pready_rounds);
 
 }  // namespace mpipcl::bench

@@ -105,7 +105,10 @@ int main(int argc, char** argv)
         return 2;
     }
 
-    register_benchmarks(usable_backends());
+    const bool min_time_given =
+        std::any_of(args.begin() + 1, args.begin() + arg_count,
+                    [](const char* a) { return std::strncmp(a, "--benchmark_min_time", 20) == 0; });
+    register_benchmarks(usable_backends(), !min_time_given);
     if (the_harness.rank == 0) {
         benchmark::RunSpecifiedBenchmarks();
     } else {
