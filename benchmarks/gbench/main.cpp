@@ -98,6 +98,10 @@ int main(int argc, char** argv)
                        [](const char* a) { return std::strncmp(a, "--benchmark_out", 15) == 0; }),
                    args.end());
     }
+    // Before Initialize, which removes the flags it recognised from args.
+    const bool min_time_given = std::any_of(args.begin() + 1, args.end(), [](const char* a) {
+        return std::strncmp(a, "--benchmark_min_time", 20) == 0;
+    });
     int arg_count = static_cast<int>(args.size());
     benchmark::Initialize(&arg_count, args.data(), print_help_and_finalize);
     if (benchmark::ReportUnrecognizedArguments(arg_count, args.data())) {
@@ -105,9 +109,6 @@ int main(int argc, char** argv)
         return 2;
     }
 
-    const bool min_time_given =
-        std::any_of(args.begin() + 1, args.begin() + arg_count,
-                    [](const char* a) { return std::strncmp(a, "--benchmark_min_time", 20) == 0; });
     register_benchmarks(usable_backends(), !min_time_given);
     if (the_harness.rank == 0) {
         benchmark::RunSpecifiedBenchmarks();
