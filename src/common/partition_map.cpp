@@ -61,4 +61,23 @@ void covering_ranges(const std::vector<std::int64_t>& bounds, std::int64_t recv_
     *last = range_of_byte(bounds, lo + recv_part_bytes - 1);
 }
 
+void all_covering_ranges(const std::vector<std::int64_t>& bounds, std::int64_t recv_part_bytes,
+                         int partitions, std::vector<int>* first, std::vector<int>* last)
+{
+    first->resize(partitions);
+    last->resize(partitions);
+    if (recv_part_bytes == 0 || bounds.back() == 0) {
+        std::fill(first->begin(), first->end(), 0);
+        std::fill(last->begin(), last->end(), static_cast<int>(bounds.size()) - 2);
+        return;
+    }
+    RangeCursor lo(bounds);
+    RangeCursor hi(bounds);
+    for (int p = 0; p < partitions; ++p) {
+        const std::int64_t b0 = static_cast<std::int64_t>(p) * recv_part_bytes;
+        (*first)[p] = lo.at(b0);
+        (*last)[p] = hi.at(b0 + recv_part_bytes - 1);
+    }
+}
+
 }  // namespace mpipcl

@@ -43,4 +43,33 @@ int range_of_byte(const std::vector<std::int64_t>& bounds, std::int64_t offset);
 void covering_ranges(const std::vector<std::int64_t>& bounds, std::int64_t recv_part_bytes, int p,
                      int* first, int* last);
 
+/// range_of_byte() for offsets that never decrease (a sweep): amortised O(1) per lookup,
+/// where a binary search costs ~50 ns of mispredicted branches (4096 partitions: most of a
+/// request's set-up time). @p bounds must outlive the cursor.
+class RangeCursor {
+   public:
+    explicit RangeCursor(const std::vector<std::int64_t>& bounds)
+        : bounds_(bounds), ranges_(static_cast<int>(bounds.size()) - 1)
+    {
+    }
+    /// As range_of_byte(bounds, offset); @p offset not below the previous call's.
+    int at(std::int64_t offset) noexcept
+    {
+        while (r_ + 1 < ranges_ && bounds_[r_ + 1] <= offset) {
+            ++r_;
+        }
+        return r_;
+    }
+
+   private:
+    const std::vector<std::int64_t>& bounds_;
+    int ranges_;
+    int r_ = 0;
+};
+
+/// covering_ranges() for receive partitions 0 .. @p partitions - 1 at once, into @p first
+/// and @p last (resized): one sweep, O(partitions + ranges).
+void all_covering_ranges(const std::vector<std::int64_t>& bounds, std::int64_t recv_part_bytes,
+                         int partitions, std::vector<int>* first, std::vector<int>* last);
+
 }  // namespace mpipcl

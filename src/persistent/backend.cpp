@@ -116,11 +116,7 @@ PersistentBackend::PersistentBackend(const Endpoint& ep, const Agreement& a, MPI
                            m_count);
             }
             if (ep.partitions <= kCachedPartitions) {
-                first_.resize(ep.partitions);
-                last_.resize(ep.partitions);
-                for (int p = 0; p < ep.partitions; ++p) {
-                    covering_ranges(map_.begin, recv_part_bytes_, p, &first_[p], &last_[p]);
-                }
+                all_covering_ranges(map_.begin, recv_part_bytes_, ep.partitions, &first_, &last_);
             }
         }
         indices_.resize(m_count);

@@ -170,11 +170,8 @@ void RmaBackend::init_receiver(const RequestOptions& opts, const Agreement& a)
     }
     recv_part_bytes_ = ep.part_bytes();
     if (ep.partitions <= kCachedPartitions) {
-        part_first_.resize(ep.partitions);
-        part_last_.resize(ep.partitions);
-        for (int p = 0; p < ep.partitions; ++p) {
-            map_.recv_partition_flags(recv_part_bytes_, p, &part_first_[p], &part_last_[p]);
-        }
+        all_covering_ranges(map_.flag_begin, recv_part_bytes_, ep.partitions, &part_first_,
+                            &part_last_);
     }
 }
 

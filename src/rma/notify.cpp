@@ -57,9 +57,12 @@ NotifyMap make_notify_map(int send_partitions, std::int64_t send_part_bytes,
     m.unit_flag_first.resize(units);
     m.unit_flag_last.resize(units);
     m.flag_units.assign(m.flags(), 0);
+    // Unit starts and ends only grow with u: two sweeps instead of two searches per unit.
+    RangeCursor first_flag(m.flag_begin);
+    RangeCursor last_flag(m.flag_begin);
     for (int u = 0; u < units; ++u) {
-        const int f0 = m.flag_of_byte(m.units.begin[u]);
-        const int f1 = m.flag_of_byte(m.units.begin[u + 1] - 1);
+        const int f0 = first_flag.at(m.units.begin[u]);
+        const int f1 = last_flag.at(m.units.begin[u + 1] - 1);
         m.unit_flag_first[u] = f0;
         m.unit_flag_last[u] = f1;
         for (int f = f0; f <= f1; ++f) {

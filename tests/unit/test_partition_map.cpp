@@ -134,6 +134,48 @@ TEST(PartitionMap, RecvPartitionMappingIsByByteRange)
     }
 }
 
+// The one-sweep forms give what the per-lookup searches give, for every partition and byte.
+TEST(PartitionMap, SweepsAgreeWithSearches)
+{
+    struct Case {
+        int s, r, m;
+    };
+    for (Case c : {Case{1, 16, 1}, Case{16, 1, 16}, Case{16, 32, 5}, Case{33, 17, 33},
+                   Case{17, 33, 4}, Case{4096, 512, 4096}, Case{512, 4096, 3}, Case{7, 7, 1}}) {
+        const std::int64_t total = static_cast<std::int64_t>(c.s) * c.r * 8;
+        const std::int64_t rb = total / c.r;
+        Layout l = make_layout(c.s, total / c.s, 1, c.m);
+        std::vector<int> first;
+        std::vector<int> last;
+        mpipcl::all_covering_ranges(l.begin, rb, c.r, &first, &last);
+        ASSERT_EQ(first.size(), static_cast<std::size_t>(c.r));
+        ASSERT_EQ(last.size(), static_cast<std::size_t>(c.r));
+        for (int p = 0; p < c.r; ++p) {
+            int f = -1;
+            int g = -1;
+            covering_ranges(l.begin, rb, p, &f, &g);
+            EXPECT_EQ(first[p], f) << c.s << "/" << c.r << " partition " << p;
+            EXPECT_EQ(last[p], g) << c.s << "/" << c.r << " partition " << p;
+        }
+        mpipcl::RangeCursor cursor(l.begin);
+        for (std::int64_t b = 0; b < total; b += 3) {
+            ASSERT_EQ(cursor.at(b), mpipcl::range_of_byte(l.begin, b)) << "byte " << b;
+        }
+    }
+    // Zero-byte partitions (and transfers) depend on every range, as covering_ranges says.
+    Layout empty = make_layout(4, 0, 1, 4);
+    std::vector<int> first;
+    std::vector<int> last;
+    mpipcl::all_covering_ranges(empty.begin, 0, 3, &first, &last);
+    for (int p = 0; p < 3; ++p) {
+        int f = -1;
+        int g = -1;
+        covering_ranges(empty.begin, 0, p, &f, &g);
+        EXPECT_EQ(first[p], f);
+        EXPECT_EQ(last[p], g);
+    }
+}
+
 TEST(PartitionMap, AutoMessages)
 {
     EXPECT_EQ(auto_messages(16, 64 * 1024, 4096, 1024), 16);
