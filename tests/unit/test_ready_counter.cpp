@@ -53,25 +53,40 @@ std::vector<int> mark_all(ReadyCounter& c, const std::vector<int>& begin,
 }
 }  // namespace
 
+/// Unit layouts: sizes around the 64-bit word boundaries, single partitions and a big unit
+/// (tabled), and units of one power-of-two length, more than 256 of them too (computed).
+namespace {
+std::vector<std::vector<int>> layouts(const std::vector<int>& tabled)
+{
+    return {units_of(tabled),
+            units_of(std::vector<int>(300, 1)),
+            units_of({2, 2, 2, 2, 2}),
+            units_of({64, 64, 64, 64}),
+            units_of({128, 128, 128}),
+            units_of(std::vector<int>(260, 4)),
+            units_of({1})};
+}
+}  // namespace
+
 TEST(ReadyCounter, CompletesEachUnitAtItsLastPartitionInAnyOrder)
 {
-    // Sizes around the 64-bit word boundaries, single partitions, and a big unit.
-    const std::vector<int> begin = units_of({1, 63, 64, 65, 128, 129, 3, 1000});
-    ReadyCounter c;
-    c.init(begin);
-    std::vector<int> order(begin.back());
-    std::iota(order.begin(), order.end(), 0);
-    std::mt19937 rng(7);
-    for (int round = 0; round < 20; ++round) {
-        if (round > 0) {
-            std::shuffle(order.begin(), order.end(), rng);
+    for (const std::vector<int>& begin : layouts({1, 63, 64, 65, 128, 129, 3, 1000})) {
+        ReadyCounter c;
+        c.init(begin);
+        std::vector<int> order(begin.back());
+        std::iota(order.begin(), order.end(), 0);
+        std::mt19937 rng(7);
+        for (int round = 0; round < 20; ++round) {
+            if (round > 0) {
+                std::shuffle(order.begin(), order.end(), rng);
+            }
+            std::vector<int> done = mark_all(c, begin, order);
+            std::sort(done.begin(), done.end());
+            std::vector<int> all(begin.size() - 1);
+            std::iota(all.begin(), all.end(), 0);
+            EXPECT_EQ(done, all) << "round " << round;
+            c.reset();
         }
-        std::vector<int> done = mark_all(c, begin, order);
-        std::sort(done.begin(), done.end());
-        std::vector<int> all(begin.size() - 1);
-        std::iota(all.begin(), all.end(), 0);
-        EXPECT_EQ(done, all) << "round " << round;
-        c.reset();
     }
 }
 
@@ -174,46 +189,47 @@ std::vector<int> drain(ReadyQueue& q)
 // whether by a range or by a single mark.
 TEST(ReadyCounter, RangesCompleteEachUnitOnceAcrossWordsAndUnits)
 {
-    const std::vector<int> begin = units_of({1, 63, 64, 65, 128, 129, 3, 1000, 7});
-    const int parts = begin.back();
-    ReadyCounter c;
-    c.init(begin);
-    ReadyQueue q(static_cast<int>(begin.size()) - 1);
-    std::mt19937 rng(11);
-    for (int round = 0; round < 300; ++round) {
-        c.reset();
-        q.reset();
-        std::vector<char> marked(parts, 0);
-        std::vector<int> expect;
-        int p = 0;
-        while (p < parts) {
-            const int len = 1 + static_cast<int>(rng() % (round % 3 == 0 ? 300 : 70));
-            const int hi = std::min(parts - 1, p + len - 1);
-            bool pushed = false;
-            if (len == 1 && rng() % 2 == 0) {
-                pushed = c.mark_and_queue(p, q) == Marked::Queued;
-            } else {
-                EXPECT_FALSE(c.mark_range_and_queue(p, hi, q, &pushed)) << "no duplicate";
-            }
-            bool completes = false;
-            for (int k = p; k <= hi; ++k) {
-                marked[k] = 1;
-            }
-            for (std::size_t u = 0; u + 1 < begin.size(); ++u) {
-                const bool all =
-                    std::all_of(marked.begin() + begin[u], marked.begin() + begin[u + 1],
-                                [](char m) { return m != 0; });
-                const bool touched = begin[u] <= hi && begin[u + 1] > p;
-                if (all && touched) {
-                    expect.push_back(static_cast<int>(u));
-                    completes = true;
+    for (const std::vector<int>& begin : layouts({1, 63, 64, 65, 128, 129, 3, 1000, 7})) {
+        const int parts = begin.back();
+        ReadyCounter c;
+        c.init(begin);
+        ReadyQueue q(static_cast<int>(begin.size()) - 1);
+        std::mt19937 rng(11);
+        for (int round = 0; round < 300; ++round) {
+            c.reset();
+            q.reset();
+            std::vector<char> marked(parts, 0);
+            std::vector<int> expect;
+            int p = 0;
+            while (p < parts) {
+                const int len = 1 + static_cast<int>(rng() % (round % 3 == 0 ? 300 : 70));
+                const int hi = std::min(parts - 1, p + len - 1);
+                bool pushed = false;
+                if (len == 1 && rng() % 2 == 0) {
+                    pushed = c.mark_and_queue(p, q) == Marked::Queued;
+                } else {
+                    EXPECT_FALSE(c.mark_range_and_queue(p, hi, q, &pushed)) << "no duplicate";
                 }
+                bool completes = false;
+                for (int k = p; k <= hi; ++k) {
+                    marked[k] = 1;
+                }
+                for (std::size_t u = 0; u + 1 < begin.size(); ++u) {
+                    const bool all =
+                        std::all_of(marked.begin() + begin[u], marked.begin() + begin[u + 1],
+                                    [](char m) { return m != 0; });
+                    const bool touched = begin[u] <= hi && begin[u + 1] > p;
+                    if (all && touched) {
+                        expect.push_back(static_cast<int>(u));
+                        completes = true;
+                    }
+                }
+                EXPECT_EQ(pushed, completes) << "round " << round << " range " << p << ".." << hi;
+                p = hi + 1;
             }
-            EXPECT_EQ(pushed, completes) << "round " << round << " range " << p << ".." << hi;
-            p = hi + 1;
+            std::sort(expect.begin(), expect.end());
+            EXPECT_EQ(drain(q), expect) << "round " << round;
         }
-        std::sort(expect.begin(), expect.end());
-        EXPECT_EQ(drain(q), expect) << "round " << round;
     }
 }
 
