@@ -169,7 +169,8 @@ void PersistentBackend::start(std::uint64_t /*round*/)
     }
     unposted_ = 0;
     pend_all();
-    MPIPCL_CHECK_MPI(PMPI_Startall(m_count, reqs_.data()));
+    MPIPCL_CHECK_MPI(m_count == 1 ? PMPI_Start(reqs_.data())
+                                  : PMPI_Startall(m_count, reqs_.data()));
 }
 
 void PersistentBackend::pend_all()
@@ -239,7 +240,7 @@ void PersistentBackend::flush() noexcept
                 batch[n++] = reqs_[h];
                 h = ready_.next(h);
             }
-            const int rc = PMPI_Startall(n, batch);
+            const int rc = n == 1 ? PMPI_Start(&batch[0]) : PMPI_Startall(n, batch);
             if (rc != MPI_SUCCESS) {
                 flush_error_.store(rc, std::memory_order_relaxed);
             }
@@ -275,6 +276,16 @@ void PersistentBackend::test_pending(Done&& done)
         return;
     }
     int out = 0;
+    if (pending_.size() == 1) {
+        // One request (small transfers): MPI_Test is cheaper than the Testsome machinery.
+        MPIPCL_CHECK_MPI(PMPI_Test(&pending_[0], &out, MPI_STATUS_IGNORE));
+        if (out != 0) {
+            done(pending_msg_[0]);
+            pending_.clear();
+            pending_msg_.clear();
+        }
+        return;
+    }
     MPIPCL_CHECK_MPI(PMPI_Testsome(static_cast<int>(pending_.size()), pending_.data(), &out,
                                    indices_.data(), MPI_STATUSES_IGNORE));
     if (out == MPI_UNDEFINED || out == 0) {
