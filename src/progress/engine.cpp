@@ -316,7 +316,9 @@ bool Engine::progress_for(Transfer& t) noexcept
         fail_pair_locked(t, failed);
         done = true;
     }
-    // A completed transfer leaves the active list at the next full pass.
+    if (done) {
+        deactivate_locked(t);  // as a full pass would
+    }
     return done;
 }
 
@@ -801,6 +803,23 @@ void Engine::release_tags_locked(Transfer& t)
     if (t.kind() == Kind::Recv && t.backend() != nullptr && t.backend()->tags_used() > 0) {
         tags_.release(t.agreement().tag_base);
     }
+}
+
+void Engine::deactivate_locked(Transfer& t)
+{
+    if (!t.in_active_list) {
+        return;
+    }
+    const auto it = std::find_if(active_.begin(), active_.end(),
+                                 [&t](const TransferPtr& p) { return p.get() == &t; });
+    if (it != active_.end()) {
+        if (it + 1 != active_.end()) {
+            *it = std::move(active_.back());
+        }
+        active_.pop_back();
+        active_count_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    t.in_active_list = false;
 }
 
 void Engine::activate_locked(const TransferPtr& req)

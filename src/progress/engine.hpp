@@ -119,6 +119,8 @@ class Engine {
     void send_abort_locked(Transfer& t, int code);
     void handle_abort_locked(const CtrlMsg& msg, int src);
     void activate_locked(const TransferPtr& t);
+    /// Takes a completed @p t off the active list (progress_for; a full pass does it inline).
+    void deactivate_locked(Transfer& t);
     void release_tags_locked(Transfer& t);
     /// MPI_Finalize: receives (and drops) every control message other processes sent here.
     void drain_ctrl_locked();
