@@ -305,19 +305,25 @@ bool Engine::progress_for(Transfer& t) noexcept
         pending_pairs_.load(std::memory_order_relaxed) > 0) {
         return pass(lk, false);
     }
-    int failed = MPI_SUCCESS;
     bool done = false;
     try {
-        done = t.progress_locked(&failed);
+        done = advance_locked(t);
     } catch (const std::exception& e) {
         MPIPCL_LOG(Error, "progress failed: %s", e.what());
     }
-    if (failed != MPI_SUCCESS) {
-        fail_pair_locked(t, failed);
-        done = true;
-    }
     if (done) {
         deactivate_locked(t);  // as a full pass would
+    }
+    return done;
+}
+
+bool Engine::advance_locked(Transfer& t)
+{
+    int failed = MPI_SUCCESS;
+    const bool done = t.progress_locked(&failed);
+    if (failed != MPI_SUCCESS) {
+        fail_pair_locked(t, failed);
+        return true;
     }
     return done;
 }
@@ -442,13 +448,8 @@ void Engine::progress_locked(bool all)
     }
     bool awaited = false;
     for (std::size_t i = 0; i < active_.size();) {
-        int failed = MPI_SUCCESS;
         Transfer& t = *active_[i];
-        bool done = t.progress_locked(&failed);
-        if (failed != MPI_SUCCESS) {
-            fail_pair_locked(t, failed);
-            done = true;
-        }
+        const bool done = advance_locked(t);
         awaited = awaited || (!done && wants_every_pass(t));
         if (done) {
             active_[i]->in_active_list = false;

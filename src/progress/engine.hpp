@@ -62,8 +62,8 @@ class Engine {
     /// A completion call's pass for one transfer (MPI_Wait/Test on it): waits for the engine
     /// lock and advances @p t alone, so a waiting thread's poll costs one MPI test, not one
     /// per active transfer. Every kFullPassEvery-th call, and whenever a pairing is pending, a
-    /// transfer awaits a control message or control sends are in flight, it is a full pass
-    /// (progress(true)). Returns true if something happened. Never throws.
+    /// transfer awaits a control message or control sends are in flight, it is a full pass.
+    /// Returns true if something happened. Never throws.
     bool progress_for(Transfer& t) noexcept;
     std::uint64_t next_id() { return next_id_.fetch_add(1, std::memory_order_relaxed); }
     /// The progress thread runs (MPI_THREAD_MULTIPLE and MPIPCL_PROGRESS_THREAD=1).
@@ -121,6 +121,9 @@ class Engine {
     void activate_locked(const TransferPtr& t);
     /// Takes a completed @p t off the active list (progress_for; a full pass does it inline).
     void deactivate_locked(Transfer& t);
+    /// Advances running transfer @p t; a backend failure fails the pair (and tells the peer).
+    /// True once its round is complete (or failed).
+    bool advance_locked(Transfer& t);
     void release_tags_locked(Transfer& t);
     /// MPI_Finalize: receives (and drops) every control message other processes sent here.
     void drain_ctrl_locked();
