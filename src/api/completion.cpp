@@ -303,8 +303,9 @@ MPIPCL_API int MPI_Waitall(int count, MPI_Request array_of_requests[],
             }
             if (!others_done) {
                 // Always Testall (with back-off between passes), never a blocking PMPI_Waitall:
-                // Open MPI 4.1's blocking wait missed the completion of a truncated receive
-                // that our progress thread's MPI call had completed (1 run in ~15 hung).
+                // Open MPI 4.1's blocking wait can miss the completion of a truncated receive
+                // that the progress thread's MPI call completed, and then never returns
+                // (bad_input.waitall_statuses_ordinary_truncate).
                 int f = 0;
                 const int rc = PMPI_Testall(o.size(), o.reqs.data(), &f, o.st(array_of_statuses));
                 if (f || rc != MPI_SUCCESS) {

@@ -34,9 +34,9 @@ class Backoff {
     void pause()
     {
         // Polling: a CPU pause, then the caller's next poll. The clock is read only every
-        // kPollsPerClockRead-th time (a read costs 25-65 ns on these VMs, as much as the poll).
-        // The pause stays: without it the 16-thread Pready benchmark on MPICH took 101-121 ns
-        // per call instead of 71-92 (docs/benchmarks.md, "Per-call costs").
+        // kPollsPerClockRead-th time (a clock read costs as much as the poll itself). The pause
+        // leaves the core to threads that share it, which shows in mpipcl-gbench's
+        // Pready/<backend>/threads:16 (docs/benchmarks.md).
         if (polling_ && (++polls_ & (kPollsPerClockRead - 1)) != 0) {
 #if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();

@@ -27,7 +27,7 @@ bool parse_notify(const std::string& text, NotifyMode* out);
 bool parse_backend(const std::string& text, BackendKind* out);
 const char* backend_name(BackendKind kind);
 
-/// The measured crossover of the auto backend on this MPI (see Config::auto_rma_bytes).
+/// Default of Config::auto_rma_bytes: 0, so auto always picks persistent.
 inline constexpr std::int64_t kAutoRmaBytes = 0;
 
 /// Values documented in docs/config.md. Read once by Config::load() at MPI initialization.
@@ -40,9 +40,8 @@ struct Config {
     int progress_max_sleep_us = 50;           ///< MPIPCL_PROGRESS_MAX_SLEEP_US
     /// MPIPCL_PROGRESS_STAND_DOWN_US: longest nap of the progress thread while an application
     /// thread drives progress itself (the nap doubles from 200 us up to this while it does).
-    /// Each wake-up takes a core from a polling or computing thread for a moment: with 1600
-    /// instead of 200 the 16-thread Pready benchmark took 26-30 instead of 48-59 ns per call
-    /// (Open MPI; MPICH 30-47 instead of 75) (docs/benchmarks.md, fourth session).
+    /// Each wake-up takes a core from a polling or computing thread for a moment; fewer
+    /// wake-ups show in mpipcl-gbench's Pready/<backend>/threads:16 (docs/benchmarks.md).
     int progress_stand_down_us = 1600;
     /// MPIPCL_RECV_WINDOW: persistent receiver, most internal receives in flight at once
     /// (0 = all posted at MPI_Start, the default). In order, Open MPI's ob1 completes large
@@ -54,9 +53,9 @@ struct Config {
     std::int64_t recv_window_bytes = 256 * 1024;
     bool rma_window = true;   ///< MPIPCL_RMA (0/1): create the RMA window
     int rma_max_attach = -1;  ///< MPIPCL_RMA_MAX_ATTACH: attachment budget, -1 = ask the MPI
-    /// MPIPCL_RMA_PUT_BYTES: largest single MPI_Put, 0 = no limit. MPICH 4.0's Puts into a
-    /// dynamic window run at ~1 GB/s from 256 KiB up but ~8 GB/s as 64 KiB pieces; Open MPI's
-    /// are fastest unsplit.
+    /// MPIPCL_RMA_PUT_BYTES: largest single MPI_Put, 0 = no limit. MPICH moves a large Put
+    /// into a dynamic window as active messages, far slower than the same bytes as 64 KiB
+    /// Puts; Open MPI's Puts are fastest unsplit (mpipcl-bench part-rma, docs/benchmarks.md).
 #if defined(MPICH_VERSION)
     std::int64_t rma_put_bytes = 64 * 1024;
 #else
@@ -79,8 +78,8 @@ struct Config {
 #endif
     /// MPIPCL_AUTO_RMA_BYTES: mpipcl_backend=auto takes rma for transfers of at least this
     /// many bytes (when the process has an RMA window), persistent below; 0 = never rma.
-    /// Defaults from docs/benchmarks.md ("The auto backend"): where rma was not measured
-    /// faster than persistent, never.
+    /// 0 by default: in the send sweep of mpipcl-bench, part-rma is not faster than
+    /// part-persistent on the MPIs measured (docs/benchmarks.md).
     std::int64_t auto_rma_bytes = kAutoRmaBytes;
     NotifyMode notify = NotifyMode::Auto;  ///< MPIPCL_NOTIFY
     /// MPIPCL_DUMP_SIGNAL (USR1, USR2, or a signal number): on this signal the library logs

@@ -44,8 +44,9 @@ void covering_ranges(const std::vector<std::int64_t>& bounds, std::int64_t recv_
                      int* first, int* last);
 
 /// range_of_byte() for offsets that never decrease (a sweep): amortised O(1) per lookup,
-/// where a binary search costs ~50 ns of mispredicted branches (4096 partitions: most of a
-/// request's set-up time). @p bounds must outlive the cursor.
+/// where a binary search per partition mispredicts its branches and dominates a request's
+/// set-up with thousands of partitions (mpipcl-gbench InitFree/<backend>/partitions:4096).
+/// @p bounds must outlive the cursor.
 class RangeCursor {
    public:
     explicit RangeCursor(const std::vector<std::int64_t>& bounds)

@@ -11,7 +11,7 @@ namespace mpipcl {
 
 /// A Treiber stack of unit indices plus a "draining" bit, both in ONE atomic word.
 ///
-/// Why one word: the old design kept the stack head and the drainer's flag in two atomics, a
+/// Why one word: a stack head and a drainer's flag in two atomics would form a
 /// store-buffering pattern (pusher: push, then check the flag; drainer: clear the flag, then
 /// check the head) that release/acquire does not order, so a unit could be stranded until the
 /// next progress pass. With one word every push and every drainer transition is a

@@ -169,9 +169,9 @@ class Engine {
     /// An application thread called progress() since the progress thread last looked (it
     /// clears the flag when it looks); while it finds the flag set it stands down, napping
     /// kUserActiveNs between looks at first, doubling up to MPIPCL_PROGRESS_STAND_DOWN_US. A
-    /// flag rather than a timestamp: no clock read in the application's wait loops. 200 us:
-    /// with 100 us the thread's extra wake-ups cost the 16-thread Pready benchmark on MPICH 2x
-    /// (docs/benchmarks.md, "Per-call costs"); fewer still halved it again (fourth session).
+    /// flag rather than a timestamp: no clock read in the application's wait loops. Every
+    /// wake-up takes a core from a polling or computing thread for a moment, which shows in
+    /// mpipcl-gbench's Pready/<backend>/threads:16 (docs/benchmarks.md).
     std::atomic<bool> user_progressed_{false};
     static constexpr std::int64_t kUserActiveNs = 200000;
     std::atomic<bool> thread_running_{false};

@@ -397,8 +397,8 @@ int RmaBackend::drain(int h) noexcept
     }
     // In groups of about kFlagGroupBytes, each flushed and then flagged: the receiver sees the
     // first partitions of a long drain (16 units of 1 MiB) arrive after one group, not after
-    // all of them (docs/benchmarks.md, fourth session: receive-side extra compute at 16 MiB on
-    // Open MPI 2052 us with one group per drain, 3889 us with these).
+    // all of them (mpipcl-bench --side recv, part-rma extra compute at 16 MiB;
+    // docs/benchmarks.md).
     const auto& ub = map_.units.begin;
     int flagged = 0;
     for (std::size_t g = 0; g < batch_.size();) {
