@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Plain MPI (no mpipcl), MPI_THREAD_MULTIPLE: the shape of the second mpipcl stress hang on
- * Open MPI 5.0.7 (tests/platform/README.md). Rank 0 sends MSGS contiguous messages of MSG_BYTES
+/* Plain MPI (no mpipcl), MPI_THREAD_MULTIPLE: btl sm fragment exhaustion on Open MPI 5 by many
+ * small Puts (tests/platform/README.md). Rank 0 sends MSGS contiguous messages of MSG_BYTES
  * (above btl sm's 4 KiB eager limit: pml ob1's RGET protocol, the receiver fetches the data and
  * answers with a FIN) to rank 1 with persistent requests (Send_init/Recv_init, Startall, Testsome
  * loops), round after round, each round closed by an MPI_Bcast from rank 0. Meanwhile a thread of
@@ -18,7 +18,7 @@
  * only from the completion callback of another ob1 descriptor; rank 1 sends nothing more (it
  * waits in MPI_Bcast), so rank 0's sends never complete. Calling ob1's
  * mca_pml_ob1_process_pending_packets() in rank 1 from a debugger ends the hang.
- * Measured (2 processes on one loaded 2-core VM, Debian 13 chroot, 2026-11-25): Open MPI 5.0.7
+ * Result (2 processes on one loaded 2-core VM, Debian 13): Open MPI 5.0.7
  * hangs in 3 of 3 runs with 2000 Puts per flush (rank 1's ob1 pckt_pending held FIN packets);
  * no hang with 32 Puts per flush (3 of 3) nor with rma 0 (2 of 2). Other MPIs not run. */
 #define _POSIX_C_SOURCE 200809L

@@ -9,10 +9,10 @@
  *   mpicc -O2 -pthread osc_am_p2p_hang.c -o osc_am_p2p_hang
  *   mpiexec -n 2 ./osc_am_p2p_hang [seconds (default 10)] [rma 0|1 (default 1)]
  * With rma 0 the RMA threads stay idle (the control run). Exit 0: every message arrived.
- * Measured (2 processes on one 2-core VM, shared memory, 20 s, 4 p2p threads, 2026-11): no
+ * Result (2 processes on one 2-core VM, shared memory, 20 s, 4 p2p threads): no
  * hang on Open MPI 5.0.7 (osc rdma over btl sm), Open MPI 4.1.4, MPICH 4.2.1, MPICH 4.0.2
- * (1 p2p thread, 5-10 s: none either). So far it does NOT reproduce the hang of mpipcl's
- * stress test on Open MPI 5.0.7 (tests/platform/README.md). */
+ * (1 p2p thread, 5-10 s: none either). Contiguous Puts alone do not exhaust btl sm's
+ * fragments: see osc_am_rndv_dtype_hang.c (tests/platform/README.md). */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <pthread.h>

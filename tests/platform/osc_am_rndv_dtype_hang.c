@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Plain MPI (no mpipcl), MPI_THREAD_MULTIPLE: the shape of the mpipcl stress hang on Open MPI
- * 5.0.7 (tests/platform/README.md). Rank 1 sends MSGS rendezvous-sized messages (MSG_BYTES,
- * contiguous MPI_INT) to rank 0, which receives them into a derived datatype with holes (8 ints
- * per element in two blocks of 4, extent 12 ints), with persistent requests (Send_init/Recv_init,
- * Startall, Testsome loops), round after round. Meanwhile a thread of rank 0 Puts PUT_BYTES +
- * MPI_Win_flush into rank 1's attached buffer of a dynamic window (lock_all), in a loop. A
- * round that completes nothing for WATCHDOG_S seconds is a hang (exit 3).
+/* Plain MPI (no mpipcl), MPI_THREAD_MULTIPLE: btl sm fragment exhaustion on Open MPI 5 by
+ * many-block Puts (tests/platform/README.md). Rank 1 sends MSGS rendezvous-sized messages
+ * (MSG_BYTES, contiguous MPI_INT) to rank 0, which receives them into a derived datatype with
+ * holes (8 ints per element in two blocks of 4, extent 12 ints), with persistent requests
+ * (Send_init/Recv_init, Startall, Testsome loops), round after round. Meanwhile a thread of
+ * rank 0 Puts PUT_BYTES + MPI_Win_flush into rank 1's attached buffer of a dynamic window
+ * (lock_all), in a loop. A round that completes nothing for WATCHDOG_S seconds is a hang
+ * (exit 3).
  *   mpicc -O2 -pthread osc_am_rndv_dtype_hang.c -o osc_am_rndv_dtype_hang
  *   mpiexec -n 2 ./osc_am_rndv_dtype_hang [seconds (10)] [rma 0|1 (1)] [holes 0|1 (1)]
  *                                         [persistent 0|1 (1)] [strided 0|1 (1)]

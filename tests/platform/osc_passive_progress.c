@@ -6,7 +6,7 @@
  * not require this progress (it is allowed to wait for the target to call MPI), so the result
  * is only reported: exit 0 either way (1 on wrong data after the target woke).
  *   mpicc -O2 osc_passive_progress.c -o osc_passive_progress && mpiexec -n 2 ./osc_passive_progress
- * Measured (2 processes on one 2-core VM, shared memory, 2026-11):
+ * Result (2 processes on one 2-core VM, shared memory):
  *   Open MPI 5.0.7 (osc rdma): 0 bytes land during the sleep, the flush takes 795 ms (it
  *     returns once the target is back in MPI); so does mpipcl's busy_receiver_nothread.rma:
  *     0 of 16 partitions;

@@ -7,11 +7,11 @@
  *   B: target_disp = addr + true_lb, the same type map shifted down by true_lb (lb kept, so the
  *      shifted type has lb = -true_lb);
  *   C: as B, the shifted type resized to lb 0 (lb == true_lb == 0): what mpipcl's rma backend
- *      sends since it stopped addressing the target by its lb.
+ *      sends (it addresses the target from its first touched byte, not its lb).
  * Each Put writes COUNT elements (COUNT boxes, one per 8x8 array).
  * Each case's return code and the received data are checked; exit 0 when all three work.
  *   mpicc -O2 osc_true_lb_range.c -o osc_true_lb_range && mpiexec -n 2 ./osc_true_lb_range
- * Measured (2 processes on one 2-core VM, shared memory, COUNT 3, 2026-11): A, B and C pass on
+ * Result (2 processes on one 2-core VM, shared memory, COUNT 3): A, B and C pass on
  * Open MPI 5.0.7 (osc rdma; Debian 13), Open MPI 4.1.4 (Debian 12), MPICH 4.2.1 (Debian 13)
  * and MPICH 4.0.2 (Debian 12): no MPI here refuses case A. mpipcl addresses the receiver as in
  * C all the same (see src/rma/backend.cpp, init_receiver). */
