@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Keeps the "Latest results" sections of docs/benchmarks.md in step with the CSVs under
+# docs/results/ (bash + POSIX awk only: runs on a fresh Debian).
+#   cmake/bench_results.sh record NAME CSV COMMAND...
+#       copy CSV to docs/results/NAME.csv, write docs/results/NAME.meta (date, commit, machine,
+#       command), then render. NAME is sweep-<mpi> (a CSV of mpipcl-bench --csv) or
+#       gbench-<mpi> (a CSV of mpipcl-gbench --benchmark_out_format=csv). MPIPCL_MACHINE
+#       overrides the machine line (default: cores, architecture and CPU model), MPIPCL_COMMIT
+#       the commit (default: git describe of this tree), MPIPCL_MPI the MPI line of gbench-*.
+#   cmake/bench_results.sh render
+#       rewrite every section of docs/benchmarks.md between
+#       "<!-- BEGIN results NAME -->" and "<!-- END results NAME -->" from NAME.csv + NAME.meta.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+results="$root/docs/results"
+doc="$root/docs/benchmarks.md"
+
+# CSV field splitting with quotes (the MPI library string holds commas), for mawk and gawk.
+# shellcheck disable=SC2016  # awk code, not shell
+awk_csv='
+function csvsplit(line, f,    n, i, c, q, cur) {
+    n = 0; cur = ""; q = 0
+    for (i = 1; i <= length(line); i++) {
+        c = substr(line, i, 1)
+        if (q) {
+            if (c == "\"") {
+                if (substr(line, i + 1, 1) == "\"") { cur = cur "\""; i++ } else q = 0
+            } else cur = cur c
+        } else if (c == "\"") q = 1
+        else if (c == ",") { f[++n] = cur; cur = "" }
+        else cur = cur c
+    }
+    f[++n] = cur
+    return n
+}
+function meta(file, key,    line, k) {
+    while ((getline line < file) > 0) {
+        k = line; sub(/:.*/, "", k)
+        if (k == key) { close(file); sub(/^[^:]*: */, "", line); return line }
+    }
+    close(file)
+    return ""
+}
+function header(file, extra) {
+    printf "- date %s, commit `%s`\n", meta(file, "date"), meta(file, "commit")
+    printf "- machine: %s\n", meta(file, "machine")
+    if (extra != "") printf "- MPI: %s\n", extra
+    printf "- command: `%s`\n", meta(file, "command")
+}
+function size_label(b) {
+    if (b % 1048576 == 0) return (b / 1048576) " MiB"
+    if (b % 1024 == 0) return (b / 1024) " KiB"
+    return b " B"
+}
+function num(v) {
+    if (v == "" || v == "nan") return "–"
+    if (v + 0 >= 100) return sprintf("%.0f", v)
+    if (v + 0 >= 10) return sprintf("%.1f", v)
+    return sprintf("%.2f", v)
+}
+'
+
+# mpipcl-bench CSV -> Markdown: parameters, then per side one table of medians per mode.
+render_sweep() {  # $1 = csv, $2 = meta
+    awk -v metafile="$2" "$awk_csv"'
+    NR == 1 { n = csvsplit($0, h); for (i = 1; i <= n; i++) col[h[i]] = i; next }
+    {
+        csvsplit($0, f)
+        mode = f[col["mode"]]; side = f[col["side"]]; size = f[col["size_bytes"]] + 0
+        if (!(mode in seen_mode)) { seen_mode[mode] = 1; modes[++nm] = mode }
+        if (!(size in seen_size)) { seen_size[size] = 1; sizes[++ns] = size }
+        k = mode SUBSEP side SUBSEP size
+        have[k] = 1
+        perc[k] = f[col["perceived_us_median"]]; eff[k] = f[col["efficiency"]]
+        ratio[k] = f[col["ratio_to_multi"]]; extra[k] = f[col["extra_compute_us_median"]]
+        xratio[k] = f[col["extra_ratio_to_multi"]]; late[k] = f[col["late_us_median"]]
+        sides[side] = 1
+        library = f[col["mpi_library"]]; version = f[col["mpipcl_version"]]
+        params = sprintf("%s partitions = sender threads, compute %s ms, noise %s %%, %s iterations after %s warm-up, %s repeat(s), seed %s", \
+            f[col["partitions"]], f[col["compute_ms"]], f[col["noise_pct"]], f[col["iterations"]], \
+            f[col["warmup"]], f[col["repeats"]], f[col["seed"]])
+    }
+    function table(side, what,    i, j, line, k, v, r) {
+        line = "| size |"; for (j = 1; j <= nm; j++) line = line " " modes[j] " |"; print line
+        line = "|---|"; for (j = 1; j <= nm; j++) line = line "---|"; print line
+        for (i = 1; i <= ns; i++) {
+            line = "| " size_label(sizes[i]) " |"
+            for (j = 1; j <= nm; j++) {
+                k = modes[j] SUBSEP side SUBSEP sizes[i]
+                if (!(k in have)) { line = line " – |"; continue }
+                if (what == "perceived") { v = num(perc[k]); r = ratio[k] }
+                else if (what == "efficiency") { v = num(eff[k]); r = "" }
+                else if (what == "late") { v = num(late[k]); r = "" }
+                else { v = num(extra[k]); r = xratio[k] }
+                if (r != "" && r != "nan") v = v " (" sprintf("%.2f", r) ")"
+                line = line " " v " |"
+            }
+            print line
+        }
+        print ""
+    }
+    END {
+        header(metafile, library)
+        printf "- mpipcl %s; %s\n\n", version, params
+        if ("send" in sides) {
+            print "Send side, perceived time in µs, median (part modes: ÷ multi in brackets):\n"
+            table("send", "perceived")
+            print "Send side, efficiency T*/perceived:\n"
+            table("send", "efficiency")
+            print "Send side, late (last Pready − end of the laggard'\''s compute) in µs, median:\n"
+            table("send", "late")
+        }
+        if ("recv" in sides) {
+            print "Receive side, extra compute time in µs, median (part modes: ÷ multi in brackets):\n"
+            table("recv", "extra")
+        }
+    }' "$1"
+}
+
+# Google Benchmark CSV (mpipcl-gbench) -> Markdown: one row per benchmark with its counters.
+render_gbench() {  # $1 = csv, $2 = meta
+    awk -v metafile="$2" "$awk_csv"'
+    BEGIN { started = 0 }
+    !started { if ($0 ~ /^name,/) { started = 1; n = csvsplit($0, h); for (i = 1; i <= n; i++) col[h[i]] = i } ; next }
+    {
+        m = csvsplit($0, f)
+        name = f[col["name"]]
+        gsub(/\/manual_time|\/iterations:[0-9]+|\/min_time:[0-9.]+/, "", name)
+        counters = ""
+        for (i = col["error_message"] + 1; i <= n; i++) {
+            if (f[i] == "") continue
+            counters = counters (counters == "" ? "" : ", ") h[i] " " num(f[i])
+        }
+        if (f[col["error_occurred"]] == "true") counters = "error: " f[col["error_message"]]
+        rows[++nr] = sprintf("| `%s` | %s | %s %s | %s |", name, f[col["iterations"]], \
+            num(f[col["real_time"]]), f[col["time_unit"]], counters)
+    }
+    END {
+        header(metafile, meta(metafile, "mpi"))
+        print ""
+        print "| benchmark | iterations | time per iteration | counters |"
+        print "|---|---|---|---|"
+        for (i = 1; i <= nr; i++) print rows[i]
+        print ""
+    }' "$1"
+}
+
+render() {
+    local name csv
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    for csv in "$results"/*.csv; do
+        [ -e "$csv" ] || continue
+        name=$(basename "$csv" .csv)
+        [ -f "$results/$name.meta" ] || { echo "no $name.meta beside $csv" >&2; return 1; }
+        case "$name" in
+            sweep-*) render_sweep "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
+            gbench-*) render_gbench "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
+            *) echo "unknown result kind: $name (sweep-* or gbench-*)" >&2; return 1 ;;
+        esac
+    done
+    awk -v dir="$tmp" '
+        /^<!-- BEGIN results [a-z0-9_-]+ -->$/ {
+            print; name = $4; file = dir "/" name ".md"; skipping = 1
+            if ((getline line < file) > 0) { print ""; print line; while ((getline line < file) > 0) print line; close(file) }
+            else print "\n(no results recorded yet: docs/results/" name ".csv)\n"
+            next
+        }
+        /^<!-- END results / { skipping = 0 }
+        !skipping { print }
+    ' "$doc" >"$tmp/doc.md"
+    cat "$tmp/doc.md" >"$doc"
+}
+
+record() {  # NAME CSV COMMAND...
+    local name=$1 csv=$2
+    shift 2
+    local machine=${MPIPCL_MACHINE:-}
+    if [ -z "$machine" ]; then
+        machine="$(nproc)-core $(uname -m), $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
+    fi
+    local commit mpi=""
+    commit=${MPIPCL_COMMIT:-$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)}
+    mkdir -p "$results"
+    cp "$csv" "$results/$name.csv"
+    if [ -n "${MPIPCL_MPI:-}" ]; then mpi=$MPIPCL_MPI; fi
+    {
+        echo "date: $(date -u +%F)"
+        echo "commit: $commit"
+        echo "machine: $machine"
+        [ -z "$mpi" ] || echo "mpi: $mpi"
+        echo "command: $*"
+    } >"$results/$name.meta"
+    render
+}
+
+case "${1:-}" in
+    record)
+        [ $# -ge 4 ] || { echo "usage: $0 record NAME CSV COMMAND..." >&2; exit 2; }
+        shift
+        record "$@"
+        ;;
+    render) render ;;
+    *) echo "usage: $0 record NAME CSV COMMAND... | render" >&2; exit 2 ;;
+esac
