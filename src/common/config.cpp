@@ -8,6 +8,7 @@
 
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "common/tuning.hpp"
 
 namespace mpipcl {
 
@@ -29,6 +30,41 @@ bool env_int(const char* name, std::int64_t lo, std::int64_t hi, std::int64_t* o
     }
     *out = x;
     return true;
+}
+
+/// Config::auto_table: MPIPCL_AUTO_RMA_BYTES, else the tuning file, else the built-in table.
+/// A missing default file is normal; a missing named file or a malformed one is a warning.
+void load_auto_table(Config* c)
+{
+    std::int64_t bytes = 0;
+    if (env_int("MPIPCL_AUTO_RMA_BYTES", 0, std::int64_t{1} << 62, &bytes)) {
+        c->auto_table = std::make_shared<const tuning::Table>(tuning::Table::rma_from(bytes));
+        return;
+    }
+    c->auto_table = std::make_shared<const tuning::Table>(tuning::builtin());
+    const char* named = std::getenv("MPIPCL_TUNING_FILE");
+    const std::string path = named != nullptr ? named : tuning::default_path();
+    if (path.empty()) {
+        return;  // MPIPCL_TUNING_FILE= (empty): no file
+    }
+    tuning::Table table;
+    std::string why;
+    switch (tuning::load_file(path, &table, &why)) {
+        case tuning::LoadResult::Loaded:
+            c->auto_table = std::make_shared<const tuning::Table>(std::move(table));
+            MPIPCL_LOG(Debug, "auto backend: %zu rules from %s", c->auto_table->rules().size(),
+                       path.c_str());
+            break;
+        case tuning::LoadResult::Missing:
+            if (named != nullptr) {
+                MPIPCL_LOG(Warn, "MPIPCL_TUNING_FILE: %s; auto uses the built-in rules",
+                           why.c_str());
+            }
+            break;
+        case tuning::LoadResult::Malformed:
+            MPIPCL_LOG(Warn, "tuning file %s; auto uses the built-in rules", why.c_str());
+            break;
+    }
 }
 }  // namespace
 
@@ -125,9 +161,7 @@ Config Config::load()
     if (env_int("MPIPCL_RMA_MAX_ATTACH", 0, 1 << 30, &v)) {
         c.rma_max_attach = static_cast<int>(v);
     }
-    if (env_int("MPIPCL_AUTO_RMA_BYTES", 0, std::int64_t{1} << 62, &v)) {
-        c.auto_rma_bytes = v;
-    }
+    load_auto_table(&c);
     if (env_int("MPIPCL_RMA_PUT_BYTES", 0, std::int64_t{1} << 40, &v)) {
         c.rma_put_bytes = v;
     }

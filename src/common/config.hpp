@@ -5,9 +5,14 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace mpipcl {
+
+namespace tuning {
+class Table;
+}  // namespace tuning
 
 /// Auto is resolved at init (from the transfer's size and the MPI) into Persistent or Rma.
 enum class BackendKind : int { Persistent = 0, Rma = 1, Native = 2, Auto = 3 };
@@ -26,9 +31,6 @@ bool parse_notify(const std::string& text, NotifyMode* out);
 /// Parses "auto" | "persistent" | "rma" | "native"; returns false for anything else.
 bool parse_backend(const std::string& text, BackendKind* out);
 const char* backend_name(BackendKind kind);
-
-/// Default of Config::auto_rma_bytes: 0, so auto always picks persistent.
-inline constexpr std::int64_t kAutoRmaBytes = 0;
 
 /// Values documented in docs/config.md. Read once by Config::load() at MPI initialization.
 struct Config {
@@ -76,11 +78,11 @@ struct Config {
 #else
     std::int64_t rma_put_blocks = 0;
 #endif
-    /// MPIPCL_AUTO_RMA_BYTES: mpipcl_backend=auto takes rma for transfers of at least this
-    /// many bytes (when the process has an RMA window), persistent below; 0 = never rma.
-    /// 0 by default: in the send sweep of mpipcl-bench, part-rma is not faster than
-    /// part-persistent on the MPIs measured (docs/benchmarks.md).
-    std::int64_t auto_rma_bytes = kAutoRmaBytes;
+    /// The rules of mpipcl_backend=auto (total bytes -> backend, internal messages), from
+    /// MPIPCL_AUTO_RMA_BYTES when set, else the tuning file (MPIPCL_TUNING_FILE or the
+    /// default path of common/tuning.hpp), else the built-in table of this MPI. Never null
+    /// after load(); shared, immutable (Config is copied).
+    std::shared_ptr<const tuning::Table> auto_table;
     NotifyMode notify = NotifyMode::Auto;  ///< MPIPCL_NOTIFY
     /// MPIPCL_DUMP_SIGNAL (USR1, USR2, or a signal number): on this signal the library logs
     /// the state of every request at its next progress pass (a hang's post-mortem); 0 = none.

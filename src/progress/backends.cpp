@@ -9,6 +9,8 @@
 #include "common/backend_module.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "common/tuning.hpp"
+#include "mpipcl_config.h"
 
 namespace mpipcl::progress::backends {
 
@@ -27,6 +29,24 @@ const BackendModule& module(BackendKind kind)
                     std::string("no backend module '") + backend_name(kind) + "' in libmpipcl");
     }
     return *m;
+}
+
+/// Whether mpipcl_backend=native can be honoured: the MPI has partitioned calls of its own.
+constexpr bool kNativeAvailable = MPIPCL_MPI_HAS_PARTITIONED != 0;
+
+/// A well-formed backend request this process cannot honour (rma without a window, native
+/// without the MPI's calls) uses the persistent backend. One info line per process and
+/// backend asked for, naming who asked (the info key or the environment) and why.
+void fall_back(RequestOptions* opts, const char* why)
+{
+    static std::once_flag logged[2];
+    const BackendKind asked = opts->backend;
+    std::call_once(logged[asked == BackendKind::Rma ? 0 : 1], [&] {
+        MPIPCL_LOG(Info, "%s=%s (%s) cannot be honoured: %s; using the persistent backend",
+                   opts->backend_from_info ? "mpipcl_backend" : "MPIPCL_BACKEND",
+                   backend_name(asked), opts->backend_from_info ? "info key" : "environment", why);
+    });
+    opts->backend = BackendKind::Persistent;
 }
 
 }  // namespace
@@ -60,24 +80,28 @@ BackendKind resolve(RequestOptions* opts, std::int64_t total_bytes)
 {
     const BackendModule& rma = module(BackendKind::Rma);
     if (opts->backend == BackendKind::Auto) {
-        const std::int64_t rma_from = config().auto_rma_bytes;
-        opts->backend = rma_from > 0 && total_bytes >= rma_from && rma.available()
+        const std::shared_ptr<const tuning::Table>& table = config().auto_table;
+        const tuning::Rule* rule = table != nullptr ? table->find(total_bytes) : nullptr;
+        opts->backend = rule != nullptr && rule->backend == BackendKind::Rma && rma.available()
                             ? BackendKind::Rma
                             : BackendKind::Persistent;
+        if (rule != nullptr && rule->messages > 0 && opts->messages == 0) {
+            opts->messages = rule->messages;
+        }
+        return opts->backend;
     }
     if (opts->backend == BackendKind::Rma && !rma.available()) {
-        if (opts->backend_from_info) {
-            throw Error(ErrId::Unsupported,
-                        std::string("mpipcl_backend=rma: ") + rma.unavailable_reason());
-        }
-        static std::once_flag warned;
-        std::call_once(warned, [&rma] {
-            MPIPCL_LOG(Warn, "MPIPCL_BACKEND=rma: %s; using the persistent backend",
-                       rma.unavailable_reason());
-        });
-        opts->backend = BackendKind::Persistent;
+        fall_back(opts, rma.unavailable_reason());
+    }
+    if (opts->backend == BackendKind::Native && !kNativeAvailable) {
+        fall_back(opts, "this MPI library has no partitioned calls of its own");
     }
     return opts->backend;
+}
+
+BackendKind agree(BackendKind sender, BackendKind receiver) noexcept
+{
+    return sender == receiver ? receiver : BackendKind::Persistent;
 }
 
 Offer offer(const Endpoint& ep, const RequestOptions& opts)

@@ -23,13 +23,22 @@ void init(MPI_Comm comm);
 /// MPI_Finalize, after every backend was released.
 void finalize() noexcept;
 
-/// At init of a request: settles the backend asked for. "rma" without a window is an error
-/// when the request's info asked for it (MPI_ERR_UNSUPPORTED_OPERATION), and falls back to
-/// "persistent" with one warning when only MPIPCL_BACKEND did. "native" is returned as is (the
-/// API layer forwards it to the MPI library). "auto" becomes "rma" for transfers of at least
-/// Config::auto_rma_bytes @p total_bytes when the window exists, else "persistent": both sides
-/// of a correct pair have the same total, so they choose alike. Throws Error.
+/// At init of a request: settles the backend asked for (by the info key mpipcl_backend or
+/// MPIPCL_BACKEND). A hint this process cannot honour never fails the init: "rma" without a
+/// window and "native" on an MPI without partitioned calls become "persistent", with one
+/// info line per process and backend asked for. "native" otherwise is returned as is (the
+/// API layer forwards it to the MPI library). "auto" becomes what Config::auto_table's rule
+/// for @p total_bytes says ("rma" only when the window exists, else "persistent"; the rule's
+/// message count fills in an automatic opts->messages): both sides of a correct pair have the
+/// same total, so with the same table they choose alike, and agree() settles any difference.
+/// Throws Error only when a backend module is missing (MPI_ERR_INTERN).
 BackendKind resolve(RequestOptions* opts, std::int64_t total_bytes);
+
+/// Receiver, at pairing: the backend of a pair whose sender offered @p sender and whose
+/// receiver resolved @p receiver: that backend when both are the same, else "persistent",
+/// which works with any peer. Deterministic, so two processes whose explicit requests or
+/// tuning tables differ still agree; create() may still fall back from "rma" afterwards.
+BackendKind agree(BackendKind sender, BackendKind receiver) noexcept;
 
 /// Sender, before its Setup leaves: what it asks for (a send datatype that RMA cannot
 /// describe asks for "persistent").

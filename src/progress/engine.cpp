@@ -555,10 +555,8 @@ void Engine::pair_recv_locked(const TransferPtr& recv, const Setup& setup)
     a.recv_part_bytes = ep.part_bytes();
     a.recv_elem_bytes = ep.elem_bytes;
     a.messages = recv->options().messages > 0 ? recv->options().messages : setup.msg.messages;
-    // Different backends asked on the two sides: the persistent one works with any peer.
-    a.backend = static_cast<BackendKind>(setup.msg.backend) == recv->options().backend
-                    ? recv->options().backend
-                    : BackendKind::Persistent;
+    a.backend =
+        backends::agree(static_cast<BackendKind>(setup.msg.backend), recv->options().backend);
     std::copy(std::begin(setup.msg.extra), std::end(setup.msg.extra), std::begin(a.peer_extra));
 
     CtrlMsg reply{};

@@ -11,7 +11,8 @@
 
 #define ROUNDS 3
 
-/* Whether this process has an RMA window (an explicit rma request can be made). */
+/* Whether this process has an RMA window: an explicit rma request gets the rma backend
+ * (without a window the hint falls back to persistent at init). */
 static int rma_available(void)
 {
     MPI_Info info;
@@ -19,15 +20,13 @@ static int rma_available(void)
     MPI_Info_set(info, "mpipcl_backend", "rma");
     char byte = 0;
     MPI_Request req = MPI_REQUEST_NULL;
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-    const int rc =
-        MPI_Psend_init(&byte, 1, 1, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, info, &req);
+    TU_MPI(MPI_Psend_init(&byte, 1, 1, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, info, &req));
     MPI_Info_free(&info);
-    if (rc == MPI_SUCCESS) {
-        MPI_Request_free(&req);
-        return 1;
-    }
-    return 0;
+    const char* name = NULL;
+    TU_MPI(MPIX_Pcl_backend(req, &name));
+    const int rma = name != NULL && strcmp(name, "rma") == 0;
+    TU_MPI(MPI_Request_free(&req));
+    return rma;
 }
 
 /* One request of @p bytes (8 partitions) from rank 0 to rank 1 with @p info; checks the
@@ -91,6 +90,7 @@ int main(int argc, char** argv)
 {
     tu_init(&argc, &argv, MPI_THREAD_MULTIPLE, 2);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN); /* MPIX_Pcl_backend's errors */
     const char* env = getenv("MPIPCL_AUTO_RMA_BYTES");
     const long threshold = env != NULL ? atol(env) : -1;
     const int rma = rma_available();

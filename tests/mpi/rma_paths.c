@@ -3,8 +3,10 @@
  * contain an attached one, more concurrent receive buffers than Open MPI may attach (64), subarray
  * receive datatypes (described to the sender), a predefined datatype with a hole (no RMA
  * description: persistent), MPIX_Pbuf_prepare(all) and its errors. Without a window (MPIPCL_RMA=0,
- * or a build without the RMA backend): mpipcl_backend=rma fails with MPI_ERR_UNSUPPORTED_OPERATION.
+ * the MPI cannot create one, or a build without the RMA backend): mpipcl_backend=rma requests
+ * initialise and use the persistent backend. MPIX_Pcl_backend says which backend each pair got.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,9 +23,19 @@ static MPI_Info backend_info(const char* backend)
     return info;
 }
 
-/* One MPI_BYTE transfer per round from rank 0's sbuf to rank 1's rbuf, backends by info. */
-static void bytes_case(const char* name, const char* sbackend, const char* rbackend, int tag,
-                       unsigned char* rbuf)
+/* MPIX_Pcl_backend of @p req is @p expect (checked after pairing, so on both sides). */
+static void expect_backend(MPI_Request req, const char* expect, const char* what)
+{
+    const char* got = NULL;
+    TU_MPI(MPIX_Pcl_backend(req, &got));
+    TU_CHECK_MSG(got != NULL && strcmp(got, expect) == 0, "%s: rank %d uses %s, expected %s", what,
+                 tu_rank, got ? got : "(null)", expect);
+}
+
+/* One MPI_BYTE transfer per round from rank 0's sbuf to rank 1's rbuf, backends by info; the
+ * pair must end up on @p expect. */
+static void bytes_case(const char* name, const char* sbackend, const char* rbackend,
+                       const char* expect, int tag, unsigned char* rbuf)
 {
     MPI_Info info = backend_info(tu_rank == 0 ? sbackend : rbackend);
     unsigned char* sbuf = malloc(N);
@@ -47,6 +59,7 @@ static void bytes_case(const char* name, const char* sbackend, const char* rback
             tu_verify(rbuf, N, 0, 0, round + tag, name);
         }
     }
+    expect_backend(req, expect, name);
     TU_MPI(MPI_Request_free(&req));
     MPI_Info_free(&info);
     free(sbuf);
@@ -262,34 +275,20 @@ static void pbuf_prepare_errors(int tag)
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
 }
 
-/* Whether mpipcl_backend=rma requests can be created (probed on an MPI_PROC_NULL send). */
+/* Whether mpipcl_backend=rma requests get the rma backend (probed on an MPI_PROC_NULL send:
+ * without a window the hint falls back to persistent at init). */
 static int rma_available(void)
 {
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Info info = backend_info("rma");
     int buf = 0;
     MPI_Request req = MPI_REQUEST_NULL;
-    int rc = MPI_Psend_init(&buf, 1, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, info, &req);
-    if (rc == MPI_SUCCESS) {
-        MPI_Request_free(&req);
-    }
+    TU_MPI(MPI_Psend_init(&buf, 1, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, info, &req));
     MPI_Info_free(&info);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-    return rc == MPI_SUCCESS;
-}
-
-static void no_window_case(void)
-{
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Info info = backend_info("rma");
-    int buf[4];
-    MPI_Request req = MPI_REQUEST_NULL;
-    int rc = tu_rank == 0 ? MPI_Psend_init(buf, 1, 4, MPI_INT, 1, 1, MPI_COMM_WORLD, info, &req)
-                          : MPI_Precv_init(buf, 1, 4, MPI_INT, 0, 1, MPI_COMM_WORLD, info, &req);
-    TU_EXPECT_ERR(rc, MPI_ERR_UNSUPPORTED_OPERATION);
-    TU_CHECK(req == MPI_REQUEST_NULL);
-    MPI_Info_free(&info);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    const char* name = NULL;
+    TU_MPI(MPIX_Pcl_backend(req, &name));
+    const int rma = name != NULL && strcmp(name, "rma") == 0;
+    TU_MPI(MPI_Request_free(&req));
+    return rma;
 }
 
 int main(int argc, char** argv)
@@ -299,18 +298,23 @@ int main(int argc, char** argv)
     const char* rma_env = getenv("MPIPCL_RMA");
     const int window = rma_available();
     if (rma_env != NULL && strcmp(rma_env, "0") == 0) {
-        TU_CHECK_MSG(!window, "MPIPCL_RMA=0, yet mpipcl_backend=rma requests can be created");
+        TU_CHECK_MSG(!window, "MPIPCL_RMA=0, yet mpipcl_backend=rma gets the rma backend");
+    }
+    if (tu_rank == 0) {
+        fprintf(stderr, "mpipcl_backend=rma gets the %s backend\n",
+                window ? "rma" : "persistent (no window)");
     }
     if (!window) {
-        no_window_case();
-        bytes_case("persistent without a window", "persistent", "persistent", 10, rbuf);
+        bytes_case("rma without a window", "rma", "rma", "persistent", 8, rbuf);
+        bytes_case("persistent without a window", "persistent", "persistent", "persistent", 10,
+                   rbuf);
         free(rbuf);
         pbuf_prepare_errors(40);
         return tu_finish();
     }
-    bytes_case("rma sender, persistent receiver", "rma", "persistent", 10, rbuf);
-    bytes_case("persistent sender, rma receiver", "persistent", "rma", 12, rbuf);
-    bytes_case("rma both sides", "rma", "rma", 14, rbuf);
+    bytes_case("rma sender, persistent receiver", "rma", "persistent", "persistent", 10, rbuf);
+    bytes_case("persistent sender, rma receiver", "persistent", "rma", "persistent", 12, rbuf);
+    bytes_case("rma both sides", "rma", "rma", "rma", 14, rbuf);
     free(rbuf);
     two_buffers_case("overlapping receive buffers", 0, 2 * N, 3 * N / 2, N, 20);
     two_buffers_case("second buffer inside the first", 0, 2 * N, N / 2, N, 22);

@@ -11,9 +11,11 @@
  * - persistent: the sender's MPI_Wait returns an error of class MPI_ERR_COUNT, the receiver's
  *   MPI_Wait returns an error (any class), and no page of the receive buffer was written
  *   (mincore: still not resident).
- * - rma (MPIPCL_BACKEND=rma): the backend may take another path (one MPI_Put per flattened
- *   block, a fall-back to the persistent backend ...). Asserted: neither Wait hangs and both
- *   sides agree — both fail (the sender with MPI_ERR_COUNT or any other class), or both succeed
+ * - rma (either side's MPIX_Pcl_backend names rma before pairing; MPIPCL_BACKEND=rma without
+ *   a window falls back to persistent, and the persistent assertions apply): the backend may
+ *   take another path (one MPI_Put per flattened block, a fall-back to the persistent
+ *   backend ...). Asserted: neither Wait hangs and both sides agree — both fail (the sender
+ *   with MPI_ERR_COUNT or any other class), or both succeed
  *   and the receiver holds the sender's bytes (zeros: the send buffer is untouched anonymous
  *   memory), checked without writing (only then does the receive buffer become resident).
  * Then, whatever happened, a fresh small request pair on another tag must work normally.
@@ -85,8 +87,6 @@ int main(int argc, char** argv)
         MPI_Finalize();
         return TU_SKIP_CODE;
     }
-    const char* backend = getenv("MPIPCL_BACKEND");
-    const int rma = backend != NULL && strcmp(backend, "rma") == 0;
 
     MPI_Info info;
     MPI_Info_create(&info);
@@ -99,6 +99,19 @@ int main(int argc, char** argv)
         TU_MPI(MPI_Precv_init(buf, 1, RECV_COUNT, MPI_INT, 0, TAG, MPI_COMM_WORLD, info, &req));
     }
     MPI_Info_free(&info);
+    /* Either side on rma (MPIX_Pcl_backend before pairing; MPIPCL_BACKEND=rma falls back to
+     * persistent without a window): the rma assertions. */
+    const char* backend = NULL;
+    if (req != MPI_REQUEST_NULL) {
+        TU_MPI(MPIX_Pcl_backend(req, &backend));
+    }
+    const int mine_rma = backend != NULL && strcmp(backend, "rma") == 0;
+    int rma = 0;
+    MPI_Allreduce(&mine_rma, &rma, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (send) {
+        fprintf(stderr, "sender asked for %s; %s assertions\n", backend ? backend : "(none)",
+                rma ? "rma" : "persistent");
+    }
     int rc = MPI_ERR_OTHER;
     if (req != MPI_REQUEST_NULL && TU_MPI(MPI_Start(&req)) == MPI_SUCCESS) {
         if (send) {

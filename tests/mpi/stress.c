@@ -130,7 +130,7 @@ static int allowed_backend(int drawn)
 }
 
 typedef struct {
-    long long rounds, bytes, parrived, failures;
+    long long rounds, bytes, parrived, failures, rma; /* rma: rounds the pair ran over rma */
 } Stats;
 static Stats g_stats[B_KINDS];
 
@@ -685,11 +685,20 @@ static void run_round(Plan* p, int round)
         Xfer* x = &p->x[i];
         if (x->src == tu_rank || x->dst == tu_rank) {
             Stats* s = &g_stats[x->backend];
-            s->failures += x->bad;
             if (x->dst == tu_rank) {
+                /* The backend the pair really uses (an rma request falls back to persistent
+                 * without a window, or for a buffer or datatype RMA cannot take). */
+                const char* used = NULL;
+                TU_MPI(MPIX_Pcl_backend(x->req, &used));
+                const int rma = used != NULL && strcmp(used, "rma") == 0;
+                s->rma += rma;
+                if (rma && (x->backend == B_PERSISTENT || x->backend == B_MIXED)) {
+                    fail(x, "an rma pair where one side asked for persistent");
+                }
                 ++s->rounds;
                 s->bytes += x->bad ? 0 : (long long)x->bytes;
             }
+            s->failures += x->bad;
         }
     }
 }
@@ -711,21 +720,22 @@ static void free_plan(Plan* p)
 
 static void report(const char* what, double elapsed)
 {
-    long long local[B_KINDS * 4], sum[B_KINDS * 4];
+    long long local[B_KINDS * 5], sum[B_KINDS * 5];
     for (int b = 0; b < B_KINDS; ++b) {
-        local[4 * b] = g_stats[b].rounds;
-        local[4 * b + 1] = g_stats[b].bytes;
-        local[4 * b + 2] = g_stats[b].parrived;
-        local[4 * b + 3] = g_stats[b].failures;
+        local[5 * b] = g_stats[b].rounds;
+        local[5 * b + 1] = g_stats[b].bytes;
+        local[5 * b + 2] = g_stats[b].parrived;
+        local[5 * b + 3] = g_stats[b].failures;
+        local[5 * b + 4] = g_stats[b].rma;
     }
-    MPI_Reduce(local, sum, B_KINDS * 4, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(local, sum, B_KINDS * 5, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (tu_rank != 0) {
         return;
     }
     long long t[4] = {0, 0, 0, 0};
     for (int b = 0; b < B_KINDS; ++b) {
         for (int k = 0; k < 4; ++k) {
-            t[k] += sum[4 * b + k];
+            t[k] += sum[5 * b + k];
         }
     }
     printf(
@@ -734,9 +744,10 @@ static void report(const char* what, double elapsed)
         what, elapsed, g_seed, tu_size, g_plan_no, t[0], t[1], t[2], t[3]);
     for (int b = 0; what[0] == 'd' && b < B_KINDS; ++b) {
         printf(
-            "stress   backend %-12s: %lld transfer-rounds, %lld bytes, %lld Parrived, %lld "
-            "failures\n",
-            backend_names[b], sum[4 * b], sum[4 * b + 1], sum[4 * b + 2], sum[4 * b + 3]);
+            "stress   backend %-12s: %lld transfer-rounds (%lld over rma), %lld bytes, %lld "
+            "Parrived, %lld failures\n",
+            backend_names[b], sum[5 * b], sum[5 * b + 4], sum[5 * b + 1], sum[5 * b + 2],
+            sum[5 * b + 3]);
     }
     fflush(stdout);
 }
