@@ -29,8 +29,11 @@ extern "C" {
  * PMPI profiling interface. Requests that are not partitioned pass straight to PMPI_*.
  *
  * Backend selection: info key "mpipcl_backend" = "auto" (default: persistent or rma by the
- * transfer's size, MPIPCL_AUTO_RMA_BYTES) | "persistent" | "rma" | "native", or the
- * environment variable MPIPCL_BACKEND. See docs/config.md for every knob. The rma
+ * transfer's size, from the tuning file MPIPCL_TUNING_FILE) | "persistent" | "rma" |
+ * "native", or the environment variable MPIPCL_BACKEND. A choice this process cannot honour
+ * (rma without a window, native without the MPI's own partitioned calls) falls back to
+ * persistent instead of failing; MPIX_Pcl_backend names the backend a request got. See
+ * docs/config.md for every knob. The rma
  * backend writes with MPI_Put into the receiver's buffer through one dynamic window per
  * process, created inside MPI_Init* (set MPIPCL_RMA=0 to skip it).
  *
@@ -134,9 +137,10 @@ MPIPCL_API int MPIX_Pcl_interposed(int* flag);
 /**
  * @brief Name the backend a partitioned request of mpipcl uses.
  *
- * Before the pair is made: the backend this side asked for, with "auto" already resolved at
- * init ("persistent" or "rma"). Once paired: the backend both sides agreed on (an rma request
- * can have fallen back to "persistent"; see docs/config.md).
+ * Before the pair is made: the backend this side settled on at init ("auto" resolved, and an
+ * rma or native hint this process cannot honour already fallen back to "persistent"). Once
+ * paired: the backend both sides agreed on ("rma" only when both sides chose it and the
+ * receive buffer could be attached; see docs/config.md).
  * @param [in] request a partitioned request created by mpipcl (not MPI_REQUEST_NULL; a request
  *                     of mpipcl_backend=native belongs to the MPI library and is refused)
  * @param [out] name "persistent" or "rma" (a static string)
