@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Keeps the "Latest results" sections of docs/benchmarks.md in step with the CSVs under
+# Keeps the "Latest results" sections of docs/benchmarks.md in step with the result files under
 # docs/results/ (bash + POSIX awk only: runs on a fresh Debian).
-#   cmake/bench_results.sh record NAME CSV COMMAND...
-#       copy CSV to docs/results/NAME.csv, write docs/results/NAME.meta (date, commit, machine,
-#       command), then render. NAME is sweep-<mpi> (a CSV of mpipcl-bench --csv) or
-#       gbench-<mpi> (a CSV of mpipcl-gbench --benchmark_out_format=csv). MPIPCL_MACHINE
+#   cmake/bench_results.sh record NAME FILE COMMAND...
+#       copy FILE to docs/results/NAME.csv|json, write docs/results/NAME.meta (date, commit,
+#       machine, command), then render. NAME is sweep-<mpi> (FILE: the CSV of mpipcl-bench
+#       --csv) or gbench-<mpi> (FILE: the output of mpipcl-gbench --benchmark_out=FILE
+#       --benchmark_out_format=json). MPIPCL_MACHINE
 #       overrides the machine line (default: cores, architecture and CPU model), MPIPCL_COMMIT
 #       the commit (default: git describe of this tree), MPIPCL_MPI the MPI line of gbench-*.
 #   cmake/bench_results.sh render
 #       rewrite every section of docs/benchmarks.md between
-#       "<!-- BEGIN results NAME -->" and "<!-- END results NAME -->" from NAME.csv + NAME.meta.
+#       "<!-- BEGIN results NAME -->" and "<!-- END results NAME -->" from NAME.csv|json and
+#       NAME.meta.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -119,23 +121,36 @@ render_sweep() {  # $1 = csv, $2 = meta
     }' "$1"
 }
 
-# Google Benchmark CSV (mpipcl-gbench) -> Markdown: one row per benchmark with its counters.
-render_gbench() {  # $1 = csv, $2 = meta
+# Google Benchmark JSON (mpipcl-gbench --benchmark_out_format=json) -> Markdown: one row per
+# benchmark with its counters. (JSON, not CSV: Google Benchmark's CSV writer aborts when the
+# benchmarks of one run have different counters.) The writer puts one "key": value per line.
+render_gbench() {  # $1 = json, $2 = meta
     awk -v metafile="$2" "$awk_csv"'
-    BEGIN { started = 0 }
-    !started { if ($0 ~ /^name,/) { started = 1; n = csvsplit($0, h); for (i = 1; i <= n; i++) col[h[i]] = i } ; next }
-    {
-        m = csvsplit($0, f)
-        name = f[col["name"]]
+    function flush(    line) {
+        if (name == "") return
+        if (run_type == "aggregate") { name = ""; return }
         gsub(/\/manual_time|\/iterations:[0-9]+|\/min_time:[0-9.]+/, "", name)
-        counters = ""
-        for (i = col["error_message"] + 1; i <= n; i++) {
-            if (f[i] == "") continue
-            counters = counters (counters == "" ? "" : ", ") h[i] " " num(f[i])
-        }
-        if (f[col["error_occurred"]] == "true") counters = "error: " f[col["error_message"]]
-        rows[++nr] = sprintf("| `%s` | %s | %s %s | %s |", name, f[col["iterations"]], \
-            num(f[col["real_time"]]), f[col["time_unit"]], counters)
+        line = sprintf("| `%s` | %s | %s %s | %s |", name, iters, num(real), unit, counters)
+        if (error != "") line = sprintf("| `%s` | | | error: %s |", name, error)
+        rows[++nr] = line
+        name = ""
+    }
+    /^ *"benchmarks": *\[/ { inside = 1; next }
+    !inside { next }
+    /^ *\{/ { name = ""; counters = ""; error = ""; run_type = ""; next }
+    /^ *\}/ { flush(); next }
+    /^ *"[A-Za-z_0-9]+": / {
+        key = $0; sub(/^ *"/, "", key); sub(/".*/, "", key)
+        val = $0; sub(/^ *"[A-Za-z_0-9]+": */, "", val); sub(/,$/, "", val)
+        str = val ~ /^"/; gsub(/^"|"$/, "", val)
+        if (key == "name") name = val
+        else if (key == "run_type") run_type = val
+        else if (key == "iterations") iters = val
+        else if (key == "real_time") real = val
+        else if (key == "time_unit") unit = val
+        else if (key == "error_message") error = val
+        else if (!str && key !~ /^(family_index|per_family_instance_index|repetitions|repetition_index|threads|cpu_time|bytes_per_second|items_per_second|error_occurred)$/)
+            counters = counters (counters == "" ? "" : ", ") key " " num(val)
     }
     END {
         header(metafile, meta(metafile, "mpi"))
@@ -151,9 +166,9 @@ render() {
     local name csv
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
-    for csv in "$results"/*.csv; do
+    for csv in "$results"/*.csv "$results"/*.json; do
         [ -e "$csv" ] || continue
-        name=$(basename "$csv" .csv)
+        name=$(basename "$csv"); name=${name%.*}
         [ -f "$results/$name.meta" ] || { echo "no $name.meta beside $csv" >&2; return 1; }
         case "$name" in
             sweep-*) render_sweep "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
@@ -184,7 +199,10 @@ record() {  # NAME CSV COMMAND...
     local commit mpi=""
     commit=${MPIPCL_COMMIT:-$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)}
     mkdir -p "$results"
-    cp "$csv" "$results/$name.csv"
+    case "$name" in
+        gbench-*) cp "$csv" "$results/$name.json" ;;
+        *) cp "$csv" "$results/$name.csv" ;;
+    esac
     if [ -n "${MPIPCL_MPI:-}" ]; then mpi=$MPIPCL_MPI; fi
     {
         echo "date: $(date -u +%F)"
@@ -198,10 +216,10 @@ record() {  # NAME CSV COMMAND...
 
 case "${1:-}" in
     record)
-        [ $# -ge 4 ] || { echo "usage: $0 record NAME CSV COMMAND..." >&2; exit 2; }
+        [ $# -ge 4 ] || { echo "usage: $0 record NAME FILE COMMAND..." >&2; exit 2; }
         shift
         record "$@"
         ;;
     render) render ;;
-    *) echo "usage: $0 record NAME CSV COMMAND... | render" >&2; exit 2 ;;
+    *) echo "usage: $0 record NAME FILE COMMAND... | render" >&2; exit 2 ;;
 esac
