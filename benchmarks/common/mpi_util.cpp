@@ -81,7 +81,10 @@ Probe probe_backend(MPI_Comm comm, const std::string& backend, int partitions)
     };
 
     bool ok = true;
-    if (backend != "native") {
+    if (backend == "native" && !MPIPCL_MPI_HAS_PARTITIONED) {
+        ok = false;  // mpipcl would run its persistent backend under native's name
+        reason = "this MPI has no partitioned calls of its own";
+    } else if (backend != "native") {
         int interposed = 0;
         MPIX_Pcl_interposed(&interposed);
         ok = interposed != 0;
@@ -111,6 +114,17 @@ Probe probe_backend(MPI_Comm comm, const std::string& backend, int partitions)
         if (supported) {
             ok = step(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
             active = !ok;
+            supported = all_agree(comm, ok);
+        }
+        if (supported && (backend == "persistent" || backend == "rma")) {
+            // A hint mpipcl cannot honour falls back (rma without a window): the pair must
+            // really use the backend the mode is named after.
+            const char* got = nullptr;
+            ok = step(MPIX_Pcl_backend(request, &got), "MPIX_Pcl_backend") && got == backend;
+            if (!ok && reason.empty()) {
+                reason = "mpipcl_backend=" + backend + " falls back to " + got +
+                         " (MPIPCL_LOG_LEVEL=info says why)";
+            }
             supported = all_agree(comm, ok);
         }
     }

@@ -11,6 +11,7 @@
 #include "options.hpp"
 #include "report.hpp"
 #include "sweep.hpp"
+#include "tune.hpp"
 
 using namespace mpipcl::bench;
 
@@ -75,21 +76,32 @@ std::vector<Mode> select_modes(const Options& options, MPI_Comm comm, int rank, 
     return modes;
 }
 
-/// Opens the CSV on rank 0 before measuring, so a bad path fails at once on every rank.
-std::FILE* open_csv(const Options& options, MPI_Comm comm, int rank, bool& ok)
+/// Opens an output file (--csv, --tune) on rank 0 before measuring, so a bad path fails at
+/// once on every rank. Collective.
+std::FILE* open_output(const std::string& path, const char* flag, MPI_Comm comm, int rank, bool& ok)
 {
-    std::FILE* csv = nullptr;
+    std::FILE* file = nullptr;
     int opened = 1;
-    if (rank == 0 && !options.csv.empty()) {
-        csv = std::fopen(options.csv.c_str(), "w");
-        opened = csv != nullptr ? 1 : 0;
-        if (csv == nullptr) {
-            std::perror(("mpipcl-bench: cannot write --csv " + options.csv).c_str());
+    if (rank == 0 && !path.empty()) {
+        file = std::fopen(path.c_str(), "w");
+        opened = file != nullptr ? 1 : 0;
+        if (file == nullptr) {
+            std::perror(("mpipcl-bench: cannot write " + std::string(flag) + " " + path).c_str());
         }
     }
     check(MPI_Bcast(&opened, 1, MPI_INT, 0, comm), "MPI_Bcast");
     ok = opened == 1;
-    return csv;
+    return file;
+}
+
+/// --tune: writes the tuning rules of the measured points to @p file and says so on stdout.
+void write_tuning(std::FILE* file, const Options& options, const RunInfo& info,
+                  const std::vector<PointResult>& points)
+{
+    const std::vector<TuneChoice> choices = tune_choices(points, options);
+    const std::string text = tuning_file_text(choices, options, info);
+    std::fputs(text.c_str(), file);
+    std::fprintf(stdout, "#\n# tuning file %s:\n%s", options.tune.c_str(), text.c_str());
 }
 
 }  // namespace
@@ -114,8 +126,13 @@ int main(int argc, char** argv)
     check(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "MPI_Comm_dup");
     check(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     bool csv_ok = false;
-    std::FILE* csv = open_csv(options, comm, rank, csv_ok);
-    if (!csv_ok) {
+    std::FILE* csv = open_output(options.csv, "--csv", comm, rank, csv_ok);
+    bool tune_ok = false;
+    std::FILE* tune = csv_ok ? open_output(options.tune, "--tune", comm, rank, tune_ok) : nullptr;
+    if (!csv_ok || !tune_ok) {
+        if (csv != nullptr) {
+            std::fclose(csv);
+        }
         MPI_Comm_free(&comm);
         MPI_Finalize();
         return kExitUsage;
@@ -126,47 +143,18 @@ int main(int argc, char** argv)
     info.mpipcl_version = MPIPCL_VERSION;
     const std::vector<Mode> modes = select_modes(options, comm, rank, info);
 
-    std::vector<PointResult> points;
     long verify_errors = 0;
-    {
-        Sweep sweep(options, comm);
-        const std::size_t per_size = modes.size() * options.sides.size();
-        const int total = static_cast<int>(options.sizes.size() * per_size) * options.repeats;
-        int done = 0;
-        for (const std::size_t bytes : options.sizes) {
-            const Baseline baseline = sweep.measure_baseline(bytes);
-            // runs[m * sides + s]: the repeats of (modes[m], sides[s]). Each repeat runs every
-            // mode once, starting one mode later than the previous repeat (round-robin), so
-            // no mode always runs first or right after the baseline.
-            std::vector<std::vector<PointResult>> runs(per_size);
-            for (int r = 0; r < options.repeats; ++r) {
-                for (std::size_t k = 0; k < modes.size(); ++k) {
-                    const std::size_t m = (k + static_cast<std::size_t>(r)) % modes.size();
-                    for (std::size_t s = 0; s < options.sides.size(); ++s) {
-                        runs[m * options.sides.size() + s].push_back(
-                            sweep.run_point(modes[m], options.sides[s], bytes, baseline));
-                        ++done;
-                        if (rank == 0) {
-                            std::fprintf(stderr, "%s\n",
-                                         progress_line(runs[m * options.sides.size() + s].back(),
-                                                       options, done, total)
-                                             .c_str());
-                        }
-                    }
-                }
-            }
-            for (const std::vector<PointResult>& reps : runs) {
-                points.push_back(combine_repeats(reps));
-                verify_errors += points.back().verify_errors;
-            }
-        }
-    }
+    const std::vector<PointResult> points = measure(options, modes, comm, &verify_errors);
     if (rank == 0) {
         print_table(stdout, options, info, points);
         print_summary(stdout, ratios(points, options));
         if (csv != nullptr) {
             write_csv(csv, options, info, points);
             std::fclose(csv);
+        }
+        if (tune != nullptr) {
+            write_tuning(tune, options, info, points);
+            std::fclose(tune);
         }
     }
     MPI_Comm_free(&comm);

@@ -102,8 +102,9 @@ std::vector<Mode> parse_modes(const std::string& list)
         const auto* it = std::find_if(std::begin(kAllModes), std::end(kAllModes),
                                       [&](Mode m) { return name == mode_name(m); });
         if (it == std::end(kAllModes)) {
-            throw UsageError("--modes: unknown mode '" + name +
-                             "' (valid: single, multi, part-persistent, part-rma, part-native)");
+            throw UsageError(
+                "--modes: unknown mode '" + name +
+                "' (valid: single, multi, part-persistent, part-rma, part-auto, part-native)");
         }
         if (std::find(modes.begin(), modes.end(), *it) != modes.end()) {
             throw UsageError("--modes: '" + name + "' is listed twice");
@@ -177,7 +178,7 @@ std::unique_ptr<CLI::App> make_app(Options& o)
             o.modes = parse_modes(v);
             o.modes_given = true;
         },
-        "LIST", "comma list of single, multi, part-persistent, part-rma, part-native",
+        "LIST", "comma list of single, multi, part-persistent, part-rma, part-auto, part-native",
         "all supported");
     option(
         "--sizes",
@@ -207,8 +208,12 @@ std::unique_ptr<CLI::App> make_app(Options& o)
         "--noise", [&o](const std::string& v) { o.noise_pct = parse_real("--noise", v, 1000.0); },
         "N", "extra compute of the one laggard thread, percent of C", number(defaults.noise_pct));
     option(
-        "--side", [&o](const std::string& v) { o.sides = parse_side(v); }, "S",
-        "send (perceived bandwidth), recv (early arrival) or both", "both");
+        "--side",
+        [&o](const std::string& v) {
+            o.sides = parse_side(v);
+            o.sides_given = true;
+        },
+        "S", "send (perceived bandwidth), recv (early arrival) or both", "both");
     option(
         "--iterations",
         [&o](const std::string& v) {
@@ -225,6 +230,7 @@ std::unique_ptr<CLI::App> make_app(Options& o)
         "--repeats",
         [&o](const std::string& v) {
             o.repeats = static_cast<int>(parse_integer("--repeats", v, 1, 1000));
+            o.repeats_given = true;
         },
         "R",
         "repeats of every point, modes interleaved round-robin (order rotated per repeat); "
@@ -244,6 +250,18 @@ std::unique_ptr<CLI::App> make_app(Options& o)
         "plot perceived bandwidth against size with gnuplot", "");
     app->add_flag("--verify", o.verify,
                   "check every received byte every iteration (exit 1 on a mismatch)");
+    option(
+        "--tune",
+        [&o](const std::string& v) {
+            if (v.empty()) {
+                throw UsageError("--tune: the tuning file name is empty");
+            }
+            o.tune = v;
+        },
+        "FILE",
+        "measure part-persistent against part-rma per size (send side; 3 repeats unless "
+        "--repeats) and write the tuning file of mpipcl_backend=auto (docs/config.md)",
+        "");
     return app;
 }
 
@@ -264,6 +282,18 @@ void parse_into(Options& o, int argc, char** argv)
     for (const std::string& extra : app->remaining()) {
         throw UsageError((extra.rfind('-', 0) == 0 ? "unknown flag '" : "unexpected argument '") +
                          extra + "'");
+    }
+    if (!o.tune.empty()) {
+        if (o.modes_given) {
+            throw UsageError("--tune measures part-persistent and part-rma: no --modes with it");
+        }
+        o.modes = {Mode::part_persistent, Mode::part_rma};
+        if (!o.sides_given) {
+            o.sides = {Side::send};
+        }
+        if (!o.repeats_given) {
+            o.repeats = 3;
+        }
     }
     for (const std::size_t bytes : o.sizes) {
         if (bytes % static_cast<std::size_t>(o.partitions) != 0) {
@@ -287,6 +317,8 @@ const char* mode_name(Mode mode)
             return "part-persistent";
         case Mode::part_rma:
             return "part-rma";
+        case Mode::part_auto:
+            return "part-auto";
         case Mode::part_native:
             return "part-native";
     }
@@ -302,6 +334,8 @@ std::string backend_of(Mode mode)
             return "persistent";
         case Mode::part_rma:
             return "rma";
+        case Mode::part_auto:
+            return "auto";
         case Mode::part_native:
             return "native";
         default:

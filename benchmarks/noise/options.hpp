@@ -15,6 +15,7 @@ enum class Mode {
     multi,
     part_persistent,
     part_rma,
+    part_auto,  ///< mpipcl_backend=auto: what a user gets by default
     part_native,
 };
 
@@ -25,8 +26,8 @@ enum class Side {
 };
 
 /// Every mode, in the order the driver runs and reports them.
-inline constexpr Mode kAllModes[] = {Mode::single, Mode::multi, Mode::part_persistent,
-                                     Mode::part_rma, Mode::part_native};
+inline constexpr Mode kAllModes[] = {Mode::single,   Mode::multi,     Mode::part_persistent,
+                                     Mode::part_rma, Mode::part_auto, Mode::part_native};
 
 [[nodiscard]] const char* mode_name(Mode mode);
 [[nodiscard]] const char* side_name(Side side);
@@ -50,6 +51,11 @@ struct Options {
     bool verify = false;
     std::string csv;
     std::string plot;
+    /// --tune FILE: measure part-persistent against part-rma (send side, 3 repeats unless
+    /// given) and write the tuning file of mpipcl_backend=auto to FILE (tune.hpp).
+    std::string tune;
+    bool sides_given = false;
+    bool repeats_given = false;
     bool help = false;
 
     /// The laggard's extra compute time d = C * N / 100, in seconds.

@@ -138,7 +138,8 @@ std::string gnuplot_script(const std::string& png_path, const Options& options, 
     std::vector<std::string> time_plots;
     // One colour and point type per mode in both panels; in the time panel, dashes mark the
     // extra compute time.
-    static const char* const colors[] = {"#9400d3", "#009e73", "#56b4e9", "#e69f00", "#d62728"};
+    static const char* const colors[] = {"#9400d3", "#009e73", "#56b4e9",
+                                         "#e69f00", "#000000", "#d62728"};
     static_assert(std::size(colors) == std::size(kAllModes));
     int block = 0;
     for (std::size_t m = 0; m < std::size(kAllModes); ++m) {
@@ -332,11 +333,14 @@ std::vector<Ratio> ratios(const std::vector<PointResult>& points, const Options&
         }
         out.push_back(r);
     }
-    // The best part mode of each (size, side): the lowest ratio.
+    // The best forced part mode of each (size, side): the lowest ratio. part-auto is one of
+    // the others under another name, so it is measured against them, never "best".
     for (Ratio& r : out) {
-        r.best = std::none_of(out.begin(), out.end(), [&](const Ratio& q) {
-            return q.bytes == r.bytes && q.side == r.side && q.to_multi < r.to_multi;
-        });
+        r.best =
+            r.mode != Mode::part_auto && std::none_of(out.begin(), out.end(), [&](const Ratio& q) {
+                return q.mode != Mode::part_auto && q.bytes == r.bytes && q.side == r.side &&
+                       q.to_multi < r.to_multi;
+            });
     }
     return out;
 }
@@ -357,6 +361,7 @@ void print_summary(std::FILE* out, std::vector<Ratio> ratios)
         const Ratio& first = ratios[i];
         std::string line = format_size(first.bytes) + " " + side_name(first.side) + ":";
         const Ratio* best = nullptr;
+        const Ratio* automatic = nullptr;
         for (; i < ratios.size() && ratios[i].bytes == first.bytes && ratios[i].side == first.side;
              ++i) {
             const Ratio& r = ratios[i];
@@ -372,12 +377,20 @@ void print_summary(std::FILE* out, std::vector<Ratio> ratios)
             if (r.best && best == nullptr) {
                 best = &r;
             }
+            if (r.mode == Mode::part_auto) {
+                automatic = &r;
+            }
         }
         if (best != nullptr) {
             char text[96];
             std::snprintf(text, sizeof text, "  | best %s %.2f%s", mode_name(best->mode),
                           best->to_multi, best->to_multi <= 0.9 ? "" : " (> 0.9)");
             line += text;
+            if (automatic != nullptr) {
+                std::snprintf(text, sizeof text, "  | auto/best %.2f",
+                              automatic->to_multi / best->to_multi);
+                line += text;
+            }
         }
         std::fprintf(out, "summary %s\n", line.c_str());
     }

@@ -50,15 +50,15 @@ struct Ratio {
     double to_multi = NAN;        ///< median perceived time / multi's (< 1: partitioned is faster)
     double efficiency = NAN;      ///< T* / median perceived time
     double extra_to_multi = NAN;  ///< recv side: median extra compute time / multi's
-    bool best = false;            ///< the lowest to_multi among the part modes at this point
+    bool best = false;  ///< the lowest to_multi among the forced part modes (not part-auto)
 };
 
 /// Every part-* point that has a multi point of the same size and side, in point order.
 [[nodiscard]] std::vector<Ratio> ratios(const std::vector<PointResult>& points,
                                         const Options& options);
 
-/// The summary lines: per (size, side), each part mode's ratio to multi and efficiency, and
-/// the best part mode.
+/// The summary lines: per (size, side), each part mode's ratio to multi and efficiency, the
+/// best forced part mode and, with part-auto, auto's perceived time over the best's.
 void print_summary(std::FILE* out, std::vector<Ratio> ratios);
 
 /// "64 KiB", "1 MiB", "1000 B".

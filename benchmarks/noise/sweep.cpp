@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "mpi_util.hpp"
+#include "report.hpp"
 
 namespace mpipcl::bench {
 
@@ -269,6 +270,46 @@ std::size_t Sweep::receiver_iteration(Transfer& transfer, Side side, std::size_t
         }
     }
     return kNoMismatch;
+}
+
+std::vector<PointResult> measure(const Options& options, const std::vector<Mode>& modes,
+                                 MPI_Comm comm, long* verify_errors)
+{
+    int rank = 0;
+    check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+    std::vector<PointResult> points;
+    Sweep sweep(options, comm);
+    const std::size_t per_size = modes.size() * options.sides.size();
+    const int total = static_cast<int>(options.sizes.size() * per_size) * options.repeats;
+    int done = 0;
+    for (const std::size_t bytes : options.sizes) {
+        const Baseline baseline = sweep.measure_baseline(bytes);
+        // runs[m * sides + s]: the repeats of (modes[m], sides[s]). Each repeat runs every
+        // mode once, starting one mode later than the previous repeat (round-robin), so
+        // no mode always runs first or right after the baseline.
+        std::vector<std::vector<PointResult>> runs(per_size);
+        for (int r = 0; r < options.repeats; ++r) {
+            for (std::size_t k = 0; k < modes.size(); ++k) {
+                const std::size_t m = (k + static_cast<std::size_t>(r)) % modes.size();
+                for (std::size_t s = 0; s < options.sides.size(); ++s) {
+                    runs[m * options.sides.size() + s].push_back(
+                        sweep.run_point(modes[m], options.sides[s], bytes, baseline));
+                    ++done;
+                    if (rank == 0) {
+                        std::fprintf(stderr, "%s\n",
+                                     progress_line(runs[m * options.sides.size() + s].back(),
+                                                   options, done, total)
+                                         .c_str());
+                    }
+                }
+            }
+        }
+        for (const std::vector<PointResult>& reps : runs) {
+            points.push_back(combine_repeats(reps));
+            *verify_errors += points.back().verify_errors;
+        }
+    }
+    return points;
 }
 
 }  // namespace mpipcl::bench

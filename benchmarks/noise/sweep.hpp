@@ -96,4 +96,12 @@ class Sweep {
     std::unique_ptr<Crew> crew_;  ///< sender threads, rank 0 only
 };
 
+/// Every (size, mode, side) point of @p options: per size the baseline, then options.repeats
+/// repeats of every mode, interleaved round-robin (each repeat starts one mode later), each
+/// point's repeats combined (combine_repeats). Adds the points' verify errors to
+/// *verify_errors; prints a progress line per point on rank 0's stderr. Collective.
+[[nodiscard]] std::vector<PointResult> measure(const Options& options,
+                                               const std::vector<Mode>& modes, MPI_Comm comm,
+                                               long* verify_errors);
+
 }  // namespace mpipcl::bench

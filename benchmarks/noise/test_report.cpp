@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "report.hpp"
+#include "tune.hpp"
 
 namespace mpipcl::bench {
 namespace {
@@ -183,6 +184,35 @@ TEST(Repeats, MedianOfRepeatMedians)
     EXPECT_TRUE(all.extra.empty());  // send side: not measured, stays empty
 }
 
+/// A send-side point of @p mode at @p bytes whose median perceived time is @p us.
+PointResult tune_point(Mode mode, std::size_t bytes, double us)
+{
+    PointResult p = point_16mib();
+    p.mode = mode;
+    p.bytes = bytes;
+    p.perceived = {us * 1e-6};
+    return p;
+}
+
+/// What print_summary writes for @p r.
+std::string summary_text(const std::vector<Ratio>& r)
+{
+    std::FILE* file = std::tmpfile();
+    if (file == nullptr) {
+        ADD_FAILURE() << "tmpfile";
+        return {};
+    }
+    print_summary(file, r);
+    std::rewind(file);
+    std::string text;
+    char buffer[1024];
+    while (std::fgets(buffer, sizeof buffer, file) != nullptr) {
+        text += buffer;
+    }
+    std::fclose(file);
+    return text;
+}
+
 TEST(Ratios, EachPartModeAgainstMultiAndTheBest)
 {
     PointResult multi = point_16mib();
@@ -208,20 +238,74 @@ TEST(Ratios, EachPartModeAgainstMultiAndTheBest)
     EXPECT_NEAR(r[0].efficiency, 1201.0 / 1500.0, 1e-12);
     EXPECT_TRUE(std::isnan(r[0].extra_to_multi));  // send side
 
-    std::FILE* file = std::tmpfile();
-    ASSERT_NE(file, nullptr);
-    print_summary(file, r);
-    std::rewind(file);
-    std::string text;
-    char buffer[1024];
-    while (std::fgets(buffer, sizeof buffer, file) != nullptr) {
-        text += buffer;
-    }
-    std::fclose(file);
+    const std::string text = summary_text(r);
     EXPECT_NE(text.find("summary 16 MiB send:  part-persistent 0.75 (eff 0.80)  part-rma 1.50 "
                         "(eff 0.40)  | best part-persistent 0.75\n"),
               std::string::npos)
         << text;
+}
+
+TEST(Ratios, AutoIsNeverBestAndIsReportedAgainstTheBest)
+{
+    const std::size_t s = 16u << 20;
+    // part-auto faster than the best forced mode, by noise
+    const std::vector<Ratio> r =
+        ratios({tune_point(Mode::multi, s, 2000), tune_point(Mode::part_persistent, s, 1600),
+                tune_point(Mode::part_auto, s, 1500)},
+               Options{});
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_TRUE(r[0].best);
+    EXPECT_FALSE(r[1].best);
+    const std::string text = summary_text(r);
+    EXPECT_NE(text.find("| best part-persistent 0.80  | auto/best 0.94\n"), std::string::npos)
+        << text;
+}
+
+TEST(Tune, RmaOnlyWhenClearlyFasterAndARuleWhereTheChoiceChanges)
+{
+    Options o;
+    o.sizes = {1u << 20, 4u << 20, 16u << 20, 64u << 20};
+    const std::vector<PointResult> points = {
+        tune_point(Mode::part_persistent, 1u << 20, 100),
+        tune_point(Mode::part_rma, 1u << 20, 97),  // within the margin: persistent
+        tune_point(Mode::part_persistent, 4u << 20, 800),
+        tune_point(Mode::part_rma, 4u << 20, 350),
+        tune_point(Mode::part_persistent, 16u << 20, 3000),
+        tune_point(Mode::part_rma, 16u << 20, 1800),
+        tune_point(Mode::part_persistent, 64u << 20, 6000),
+        tune_point(Mode::part_rma, 64u << 20, 7000),
+    };
+    const std::vector<TuneChoice> c = tune_choices(points, o);
+    ASSERT_EQ(c.size(), 4u);
+    EXPECT_FALSE(c[0].rma);
+    EXPECT_TRUE(c[1].rma);
+    EXPECT_TRUE(c[2].rma);
+    EXPECT_FALSE(c[3].rma);
+    EXPECT_DOUBLE_EQ(c[1].rma_us, 350);
+    RunInfo info;
+    info.mpi_library = "Test MPI";
+    info.mpipcl_version = "0.0";
+    const std::string text = tuning_file_text(c, o, info);
+    EXPECT_NE(text.find("# MPI: Test MPI\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("\n0 persistent\n4194304 rma\n67108864 persistent\n"), std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("16777216"), std::string::npos) << text;  // no change there: no rule
+}
+
+TEST(Tune, WithoutRmaEverySizeIsPersistent)
+{
+    Options o;
+    o.sizes = {64u << 10, 1u << 20};
+    const std::vector<TuneChoice> c =
+        tune_choices({tune_point(Mode::part_persistent, 64u << 10, 50),
+                      tune_point(Mode::part_persistent, 1u << 20, 90)},
+                     o);
+    ASSERT_EQ(c.size(), 2u);
+    EXPECT_FALSE(c[0].rma || c[1].rma);
+    EXPECT_TRUE(std::isnan(c[0].rma_us));
+    const std::string text = tuning_file_text(c, o, RunInfo{});
+    EXPECT_NE(text.find("\n0 persistent\n"), std::string::npos) << text;
+    EXPECT_EQ(text.find(" rma\n"), std::string::npos) << text;
 }
 
 TEST(FormatSize, BinaryUnitsOnlyWhenExact)

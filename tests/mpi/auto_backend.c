@@ -2,8 +2,9 @@
 /* mpipcl_backend=auto (the default): each request resolves at init to persistent or rma by
  * its total size against MPIPCL_AUTO_RMA_BYTES, both sides alike; MPIX_Pcl_backend names the
  * choice before and after pairing; data arrives byte for byte; MPIX_Pcl_backend's errors.
- * Run with MPIPCL_BACKEND=auto; with MPIPCL_AUTO_RMA_BYTES set the expected choice is checked
- * exactly, without it only that both sides agree. */
+ * Run with MPIPCL_BACKEND=auto; with MPIPCL_AUTO_RMA_BYTES (or MPIPCL_TEST_AUTO_RMA_BYTES, the
+ * crossover of the tuning file in MPIPCL_TUNING_FILE; 0 for a file auto must ignore) set the
+ * expected choice is checked exactly, without it only that both sides agree. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,7 +92,12 @@ int main(int argc, char** argv)
     tu_init(&argc, &argv, MPI_THREAD_MULTIPLE, 2);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN); /* MPIX_Pcl_backend's errors */
-    const char* env = getenv("MPIPCL_AUTO_RMA_BYTES");
+    /* The expected crossover: MPIPCL_TEST_AUTO_RMA_BYTES (the rule of a tuning file the
+     * test entry names), else MPIPCL_AUTO_RMA_BYTES. */
+    const char* env = getenv("MPIPCL_TEST_AUTO_RMA_BYTES");
+    if (env == NULL) {
+        env = getenv("MPIPCL_AUTO_RMA_BYTES");
+    }
     const long threshold = env != NULL ? atol(env) : -1;
     const int rma = rma_available();
     const long sizes[] = {4096, 64 * 1024, 1024 * 1024};
