@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # cmake -DFILE=<tuning file> -DSIZES=a,b -P check_tuning.cmake
-# Checks a tuning file written by mpipcl-bench --tune: rules of the documented form
+# Checks a tuning file written by mpipcl-bench --write-tuning: rules of the documented form
 # (docs/config.md), the first at 0 bytes, the others at measured sizes.
 cmake_minimum_required(VERSION 3.23)
 foreach(var FILE SIZES)

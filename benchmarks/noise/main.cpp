@@ -76,7 +76,7 @@ std::vector<Mode> select_modes(const Options& options, MPI_Comm comm, int rank, 
     return modes;
 }
 
-/// Opens an output file (--csv, --tune) on rank 0 before measuring, so a bad path fails at
+/// Opens an output file (--csv, --write-tuning) on rank 0 before measuring, so a bad path fails at
 /// once on every rank. Collective.
 std::FILE* open_output(const std::string& path, const char* flag, MPI_Comm comm, int rank, bool& ok)
 {
@@ -94,7 +94,7 @@ std::FILE* open_output(const std::string& path, const char* flag, MPI_Comm comm,
     return file;
 }
 
-/// --tune: writes the tuning rules of the measured points to @p file and says so on stdout.
+/// --write-tuning: writes the tuning rules of the measured points to @p file and says so on stdout.
 void write_tuning(std::FILE* file, const Options& options, const RunInfo& info,
                   const std::vector<PointResult>& points)
 {
@@ -128,7 +128,8 @@ int main(int argc, char** argv)
     bool csv_ok = false;
     std::FILE* csv = open_output(options.csv, "--csv", comm, rank, csv_ok);
     bool tune_ok = false;
-    std::FILE* tune = csv_ok ? open_output(options.tune, "--tune", comm, rank, tune_ok) : nullptr;
+    std::FILE* tune =
+        csv_ok ? open_output(options.tune, "--write-tuning", comm, rank, tune_ok) : nullptr;
     if (!csv_ok || !tune_ok) {
         if (csv != nullptr) {
             std::fclose(csv);

@@ -251,10 +251,10 @@ std::unique_ptr<CLI::App> make_app(Options& o)
     app->add_flag("--verify", o.verify,
                   "check every received byte every iteration (exit 1 on a mismatch)");
     option(
-        "--tune",
+        "--write-tuning",
         [&o](const std::string& v) {
             if (v.empty()) {
-                throw UsageError("--tune: the tuning file name is empty");
+                throw UsageError("--write-tuning: the tuning file name is empty");
             }
             o.tune = v;
         },
@@ -285,7 +285,8 @@ void parse_into(Options& o, int argc, char** argv)
     }
     if (!o.tune.empty()) {
         if (o.modes_given) {
-            throw UsageError("--tune measures part-persistent and part-rma: no --modes with it");
+            throw UsageError(
+                "--write-tuning measures part-persistent and part-rma: no --modes with it");
         }
         o.modes = {Mode::part_persistent, Mode::part_rma};
         if (!o.sides_given) {

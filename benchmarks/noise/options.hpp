@@ -51,8 +51,9 @@ struct Options {
     bool verify = false;
     std::string csv;
     std::string plot;
-    /// --tune FILE: measure part-persistent against part-rma (send side, 3 repeats unless
-    /// given) and write the tuning file of mpipcl_backend=auto to FILE (tune.hpp).
+    /// --write-tuning FILE: measure part-persistent against part-rma (send side, 3 repeats
+    /// unless given) and write the tuning file of mpipcl_backend=auto to FILE (tune.hpp). Not
+    /// "--tune": Open MPI's mpirun takes that flag from anywhere on its command line.
     std::string tune;
     bool sides_given = false;
     bool repeats_given = false;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// mpipcl-bench --tune: per size, the faster of part-persistent and part-rma, as tuning rules.
+// mpipcl-bench --write-tuning: per size, the faster of part-persistent and part-rma, as tuning
+// rules.
 #include "tune.hpp"
 
 #include <algorithm>
@@ -37,7 +38,7 @@ std::string tuning_file_text(const std::vector<TuneChoice>& choices, const Optio
                              const RunInfo& info)
 {
     std::ostringstream text;
-    text << "# mpipcl tuning file of mpipcl_backend=auto, written by mpipcl-bench --tune\n"
+    text << "# mpipcl tuning file of mpipcl_backend=auto, written by mpipcl-bench --write-tuning\n"
          << "# MPI: " << info.mpi_library << "\n"
          << "# mpipcl " << info.mpipcl_version << ", " << options.partitions
          << " partitions, compute " << options.compute_ms << " ms, noise " << options.noise_pct

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// mpipcl-bench --tune: the tuning file of mpipcl_backend=auto from measured points.
+// mpipcl-bench --write-tuning: the tuning file of mpipcl_backend=auto from measured points.
 #pragma once
 
 #include <string>
