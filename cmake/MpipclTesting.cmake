@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # mpipcl_add_mpi_test(NAME n SOURCES s... NP n [ARGS a...] [LABELS l...] [BACKENDS b...]
-#                     [TIMEOUT s] [LINK extra-libs...] [TARGET exe])
+#                     [TIMEOUT s] [LINK extra-libs...] [TARGET exe] [ONE_HOST])
 # Builds one MPI program and registers it once per backend as "<n>.<backend>", launched with
 # ${MPIEXEC_EXECUTABLE} and the environment MPIPCL_BACKEND=<backend>. Pass/fail = exit code;
 # exit code 77 = skipped. Tests that share one program (e.g. one entry per case) name it with
-# TARGET (default mpitest_<n>).
+# TARGET (default mpitest_<n>). A test of 2+ ranks also runs across two emulated hosts
+# (cmake/MpipclMultihost.cmake) unless ONE_HOST says it checks only what one process does.
 set(MPIPCL_TEST_BACKENDS "persistent;rma" CACHE STRING "Backends the MPI test suite runs against")
 set(MPIPCL_TEST_TIMEOUT 120 CACHE STRING "Default timeout of one MPI test (s)")
 
@@ -37,8 +38,10 @@ elseif(MPIPCL_SANITIZER MATCHES "address")
     "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 endif()
 
+include(${CMAKE_CURRENT_LIST_DIR}/MpipclMultihost.cmake)
+
 function(mpipcl_add_mpi_test)
-  cmake_parse_arguments(T "" "NAME;NP;TIMEOUT;TARGET" "SOURCES;ARGS;LABELS;BACKENDS;LINK" ${ARGN})
+  cmake_parse_arguments(T "ONE_HOST" "NAME;NP;TIMEOUT;TARGET" "SOURCES;ARGS;LABELS;BACKENDS;LINK" ${ARGN})
   if(NOT T_NP)
     set(T_NP 2)
   endif()
@@ -75,5 +78,8 @@ function(mpipcl_add_mpi_test)
     set_tests_properties(${name} PROPERTIES
       PROCESSORS ${T_NP} TIMEOUT ${T_TIMEOUT} SKIP_RETURN_CODE 77
       LABELS "${labels}" ENVIRONMENT "${env}")
+    if(NOT T_ONE_HOST)
+      mpipcl_add_multihost_twin(${name} ${T_NP} ${exe} ${T_ARGS})
+    endif()
   endforeach()
 endfunction()

@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# The MPI tests across two emulated hosts (tests/multihost): every test registered by
+# mpipcl_add_mpi_test with 2 or more ranks gets a twin "<test>.2hosts" (and "<test>.2hosts-ucx"
+# where Open MPI has pml/osc ucx) with the labels multihost and multihost-<transport>, launched
+# by tests/multihost/mpiexec.sh with the same arguments, environment and timeout. The twins
+# need the hosts fixture (tests/multihost/CMakeLists.txt: hosts.sh up before, down after) and
+# run one at a time (RESOURCE_LOCK). `ctest -L multihost` runs them all; `ctest -LE multihost`
+# the one-host suite.
+option(MPIPCL_MULTIHOST "Register the MPI tests across two emulated hosts (label multihost)" ON)
+
+set(MPIPCL_MULTIHOST_TRANSPORTS "")
+if(MPIPCL_MULTIHOST AND MPIPCL_MPI_FLAVOR STREQUAL "mpich")
+  set(MPIPCL_MULTIHOST_TRANSPORTS tcp)  # ch4:ucx, UCX over TCP
+elseif(MPIPCL_MULTIHOST AND MPIPCL_MPI_FLAVOR STREQUAL "openmpi")
+  set(MPIPCL_MULTIHOST_TRANSPORTS tcp)  # pml ob1 + btl tcp
+  get_filename_component(_mpipcl_mpi_bindir "${MPIEXEC_EXECUTABLE}" DIRECTORY)
+  find_program(MPIPCL_OMPI_INFO NAMES ompi_info HINTS "${_mpipcl_mpi_bindir}")
+  if(MPIPCL_OMPI_INFO)
+    execute_process(COMMAND ${MPIPCL_OMPI_INFO} OUTPUT_VARIABLE _mpipcl_ompi_info
+                    ERROR_QUIET TIMEOUT 60)
+    if(_mpipcl_ompi_info MATCHES "MCA pml: ucx" AND _mpipcl_ompi_info MATCHES "MCA osc: ucx")
+      list(APPEND MPIPCL_MULTIHOST_TRANSPORTS ucx)  # pml ucx + osc ucx, UCX over TCP
+    endif()
+  endif()
+endif()
+if(MPIPCL_MULTIHOST_TRANSPORTS)
+  message(STATUS "mpipcl: multihost tests over ${MPIPCL_MULTIHOST_TRANSPORTS}")
+endif()
+
+# Called at the end of the directory that registered test @p name (so that properties set
+# after mpipcl_add_mpi_test, such as extra ENVIRONMENT, are copied too).
+function(_mpipcl_multihost_twin name np exe)
+  get_test_property(${name} ENVIRONMENT env)
+  get_test_property(${name} LABELS labels)
+  get_test_property(${name} TIMEOUT timeout)
+  get_test_property(${name} SKIP_REGULAR_EXPRESSION skip_regex)
+  list(REMOVE_ITEM labels mpi asan tsan)
+  math(EXPR launch_timeout "${timeout} - 10")
+  foreach(transport IN LISTS MPIPCL_MULTIHOST_TRANSPORTS)
+    set(twin ${name}.2hosts)
+    if(NOT transport STREQUAL "tcp")
+      set(twin ${name}.2hosts-${transport})
+    endif()
+    add_test(NAME ${twin}
+      COMMAND ${PROJECT_SOURCE_DIR}/tests/multihost/mpiexec.sh ${MPIPCL_MPI_FLAVOR} ${transport}
+              ${np} $<TARGET_FILE:${exe}> ${ARGN})
+    set_tests_properties(${twin} PROPERTIES
+      PROCESSORS ${np} TIMEOUT ${timeout} SKIP_RETURN_CODE 77
+      LABELS "multihost;multihost-${transport};${labels}"
+      ENVIRONMENT "${env};MPIPCL_MH_TIMEOUT=${launch_timeout};MPIPCL_MH_MPIEXEC=${MPIEXEC_EXECUTABLE}"
+      FIXTURES_REQUIRED mpipcl_multihost RESOURCE_LOCK mpipcl_multihost)
+    if(skip_regex)
+      set_tests_properties(${twin} PROPERTIES SKIP_REGULAR_EXPRESSION "${skip_regex}")
+    endif()
+  endforeach()
+endfunction()
+
+# Registers the twin of test @p name (launched with @p np ranks of @p exe and the arguments
+# that follow) at the end of the current directory.
+function(mpipcl_add_multihost_twin name np exe)
+  if(NOT MPIPCL_MULTIHOST_TRANSPORTS OR np LESS 2 OR MPIPCL_SANITIZER)
+    return()
+  endif()
+  set(args "")
+  foreach(a IN LISTS ARGN)
+    string(APPEND args " [==[${a}]==]")
+  endforeach()
+  cmake_language(EVAL CODE
+    "cmake_language(DEFER CALL _mpipcl_multihost_twin [==[${name}]==] ${np} [==[${exe}]==]${args})")
+endfunction()

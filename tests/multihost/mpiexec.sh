@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Launches an MPI program on the two emulated hosts of hosts.sh (which must be up):
+#   mpiexec.sh openmpi|mpich tcp|ucx NP PROGRAM [ARGS...]
+# Ranks alternate between the hosts (rank 0 on h1, rank 1 on h2, rank 2 on h1, ...), so every
+# pair of neighbouring ranks talks over TCP. The launcher runs on h1 and reaches h2 through
+# ./agent, as it would reach another node through ssh.
+#   openmpi tcp   pml ob1 + btl tcp (osc as Debian configures it: no window across hosts)
+#   openmpi ucx   pml ucx + osc ucx, UCX over TCP between the hosts (shared memory within one)
+#   mpich   tcp   ch4:ucx, UCX over TCP between the hosts (shared memory within one)
+# Exit code: the launcher's; 77 (skipped) when this user cannot use network namespaces.
+# MPIPCL_MH_MPIEXEC names the launcher (default mpiexec.openmpi / mpiexec.mpich).
+# MPIPCL_MH_TIMEOUT (s, default 280) bounds the launch; whatever is left inside the hosts
+# afterwards is killed, on every exit path.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+[ $# -ge 4 ] || { echo "usage: $0 openmpi|mpich tcp|ucx NP PROGRAM [ARGS...]" >&2; exit 2; }
+flavor=$1 transport=$2 np=$3
+shift 3
+dev=mh0
+
+"$here/hosts.sh" check || exit $?
+"$here/hosts.sh" kill  # leftovers of a launch that was killed
+trap '"$here/hosts.sh" kill' EXIT
+trap 'exit 143' TERM INT
+
+on_h2=$((np / 2))
+on_h1=$((np - on_h2))
+case "$flavor/$transport" in
+    openmpi/tcp | openmpi/ucx)
+        cmd=("${MPIPCL_MH_MPIEXEC:-mpiexec.openmpi}" -n "$np" --host "h1:$on_h1,h2:$((on_h2 > 0 ? on_h2 : 1))"
+             --map-by node --oversubscribe --bind-to none
+             --mca plm_rsh_agent "$here/agent" --mca oob_tcp_if_include "$dev")
+        if [ "$transport" = tcp ]; then
+            cmd+=(--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$dev")
+        else
+            cmd+=(--mca pml ucx --mca osc ucx --mca opal_common_ucx_tls any
+                  --mca opal_common_ucx_devices any -x UCX_TLS=sm,tcp,self -x UCX_NET_DEVICES="$dev")
+        fi
+        ;;
+    mpich/tcp | mpich/ucx)
+        cmd=("${MPIPCL_MH_MPIEXEC:-mpiexec.mpich}" -n "$np" -launcher ssh -launcher-exec "$here/agent" -hosts h1:1,h2:1
+             -genv UCX_TLS "${MPIPCL_MH_UCX_TLS:-sm,tcp,self}" -genv UCX_NET_DEVICES "$dev")
+        ;;
+    *) echo "mpiexec.sh: unknown MPI/transport $flavor/$transport" >&2; exit 2 ;;
+esac
+
+timeout --kill-after=10 "${MPIPCL_MH_TIMEOUT:-280}" \
+    "$here/hosts.sh" exec h1 "${cmd[@]}" "$@" &
+wait $!
