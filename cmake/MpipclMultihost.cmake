@@ -23,8 +23,16 @@ elseif(MPIPCL_MULTIHOST AND MPIPCL_MPI_FLAVOR STREQUAL "openmpi")
     endif()
   endif()
 endif()
+# Each build tree gets hosts of its own (namespace names and subnet from a hash of its path), so
+# that the suites of two build trees can run at once.
+string(MD5 _mpipcl_mh_hash "${CMAKE_BINARY_DIR}")
+string(SUBSTRING "${_mpipcl_mh_hash}" 0 6 _mpipcl_mh_tag)
+string(SUBSTRING "${_mpipcl_mh_hash}" 6 2 _mpipcl_mh_byte)
+math(EXPR _mpipcl_mh_octet "0x${_mpipcl_mh_byte} % 200 + 20")
+set(MPIPCL_MULTIHOST_ENV "MPIPCL_MH_NAME=mh${_mpipcl_mh_tag};MPIPCL_MH_SUBNET=10.231.${_mpipcl_mh_octet}")
 if(MPIPCL_MULTIHOST_TRANSPORTS)
-  message(STATUS "mpipcl: multihost tests over ${MPIPCL_MULTIHOST_TRANSPORTS}")
+  message(STATUS "mpipcl: multihost tests over ${MPIPCL_MULTIHOST_TRANSPORTS} "
+                 "(${MPIPCL_MULTIHOST_ENV})")
 endif()
 
 # Called at the end of the directory that registered test @p name (so that properties set
@@ -47,7 +55,7 @@ function(_mpipcl_multihost_twin name np exe)
     set_tests_properties(${twin} PROPERTIES
       PROCESSORS ${np} TIMEOUT ${timeout} SKIP_RETURN_CODE 77
       LABELS "multihost;multihost-${transport};${labels}"
-      ENVIRONMENT "${env};MPIPCL_MH_TIMEOUT=${launch_timeout};MPIPCL_MH_MPIEXEC=${MPIEXEC_EXECUTABLE}"
+      ENVIRONMENT "${env};${MPIPCL_MULTIHOST_ENV};MPIPCL_MH_TIMEOUT=${launch_timeout};MPIPCL_MH_MPIEXEC=${MPIEXEC_EXECUTABLE}"
       FIXTURES_REQUIRED mpipcl_multihost RESOURCE_LOCK mpipcl_multihost)
     if(skip_regex)
       set_tests_properties(${twin} PROPERTIES SKIP_REGULAR_EXPRESSION "${skip_regex}")

@@ -11,6 +11,10 @@
 #              and CTEST_ARGS_MPICH (extra ctest flags against that MPI only),
 #              FINALIZE=gate|report|skip: the clean-finalize tests (label finalize) are run
 #              after the suite and fail the run (default gate), are only reported, or skipped.
+#              MULTIHOST=gate|skip: the MPI tests across two emulated hosts (label multihost,
+#              tests/multihost/README.md) run after the one-host suite and fail the run
+#              (default gate; they need root and are skipped with a message without it);
+#              MULTIHOST_ARGS (extra ctest flags for that part, e.g. "-L multihost-tcp").
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -19,7 +23,8 @@ what=${1:-test}
 jobs=${JOBS:-$(nproc)}
 build_type=${BUILD_TYPE:-RelWithDebInfo}
 packages=(cmake g++ make pkg-config libopenmpi-dev openmpi-bin libmpich-dev mpich
-          libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev gnuplot-nox valgrind)
+          libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev gnuplot-nox valgrind
+          iproute2 util-linux)
 
 install_deps() {
     local missing=()
@@ -47,6 +52,25 @@ build() {  # $1 = openmpi | mpich
     cmake --build "$dir" -j "$jobs"
 }
 
+# The multihost twins of the suite (tests/multihost): the hosts fixture creates and removes the
+# two emulated hosts; the trap removes them also when this script is interrupted.
+run_multihost() {  # $1 = openmpi | mpich
+    local mpi=$1
+    [ "${MULTIHOST:-gate}" = skip ] && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "== multihost tests against $mpi: skipped (they need root for network namespaces)"
+        return 0
+    fi
+    echo "== multihost tests against $mpi (two emulated hosts, TCP) ${MULTIHOST_ARGS:-}"
+    trap 'ctest --test-dir "build-'"$mpi"'" -R "^multihost\.hosts_down$" >/dev/null 2>&1' EXIT
+    local rc=0
+    # shellcheck disable=SC2086
+    ctest --test-dir "build-$mpi" --output-on-failure --timeout 300 -L multihost \
+        ${MULTIHOST_ARGS:-} || rc=1
+    trap - EXIT
+    return $rc
+}
+
 run_tests() {
     local rc=0 finalize=${FINALIZE:-gate} per_mpi
     for mpi in ${MPIS:-openmpi mpich}; do
@@ -54,8 +78,9 @@ run_tests() {
         per_mpi="CTEST_ARGS_${mpi^^}"
         echo "== ctest against $mpi ${CTEST_ARGS:-} ${!per_mpi:-}"
         # shellcheck disable=SC2086
-        ctest --test-dir "build-$mpi" --output-on-failure --timeout 300 -LE finalize \
+        ctest --test-dir "build-$mpi" --output-on-failure --timeout 300 -LE 'finalize|multihost' \
             ${CTEST_ARGS:-} ${!per_mpi:-} || rc=1
+        run_multihost "$mpi" || rc=1
         [ "$finalize" = skip ] && continue
         echo "== clean-finalize tests against $mpi (FINALIZE=$finalize)"
         if ! ctest --test-dir "build-$mpi" --output-on-failure --timeout 300 -L finalize; then
