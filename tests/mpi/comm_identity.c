@@ -311,29 +311,30 @@ struct maker {
 };
 
 static const struct maker makers[] = {
-    {"MPI_Comm_dup", make_dup, 1},
-    {"MPI_Comm_dup_with_info", make_dup_with_info, 1},
-    {"MPI_Comm_split", make_split, 1},
+    {"MPI_Comm_dup", make_dup, 1, 0},
+    {"MPI_Comm_dup_with_info", make_dup_with_info, 1, 0},
+    {"MPI_Comm_split", make_split, 1, 0},
     {"MPI_Comm_split_type", make_split_type, 1, 1},
-    {"MPI_Comm_create", make_create, 1},
-    {"MPI_Cart_create", make_cart_create, 1},
-    {"MPI_Comm_idup", make_idup, 1},
+    {"MPI_Comm_create", make_create, 1, 0},
+    {"MPI_Cart_create", make_cart_create, 1, 0},
+    {"MPI_Comm_idup", make_idup, 1, 0},
 #if MPIPCL_MPI_HAS_COMM_IDUP_WITH_INFO
-    {"MPI_Comm_idup_with_info", make_idup_with_info, 1},
+    {"MPI_Comm_idup_with_info", make_idup_with_info, 1, 0},
 #endif
-    {"MPI_Comm_create_group", make_create_group, 1},
+    {"MPI_Comm_create_group", make_create_group, 1, 0},
 #if MPIPCL_MPI_HAS_COMM_CREATE_FROM_GROUP
-    {"MPI_Comm_create_from_group", make_create_from_group, 1},
+    {"MPI_Comm_create_from_group", make_create_from_group, 1, 0},
 #endif
-    {"MPI_Cart_sub", make_cart_sub, 1},
-    {"MPI_Graph_create", make_graph_create, 1},
-    {"MPI_Dist_graph_create", make_dist_graph_create, 1},
-    {"MPI_Dist_graph_create_adjacent", make_dist_graph_create_adjacent, 1},
-    {"MPI_Intercomm_create + MPI_Intercomm_merge", make_intercomm_create_merge, 2},
-    {"MPI_Intercomm_merge twice", make_intercomm_merge_twice, 2},
-    {"MPI_Comm_dup of an intercommunicator + MPI_Intercomm_merge", make_intercomm_dup_merge, 2},
+    {"MPI_Cart_sub", make_cart_sub, 1, 0},
+    {"MPI_Graph_create", make_graph_create, 1, 0},
+    {"MPI_Dist_graph_create", make_dist_graph_create, 1, 0},
+    {"MPI_Dist_graph_create_adjacent", make_dist_graph_create_adjacent, 1, 0},
+    {"MPI_Intercomm_create + MPI_Intercomm_merge", make_intercomm_create_merge, 2, 0},
+    {"MPI_Intercomm_merge twice", make_intercomm_merge_twice, 2, 0},
+    {"MPI_Comm_dup of an intercommunicator + MPI_Intercomm_merge", make_intercomm_dup_merge, 2, 0},
 #if MPIPCL_MPI_HAS_INTERCOMM_CREATE_FROM_GROUPS
-    {"MPI_Intercomm_create_from_groups + MPI_Intercomm_merge", make_intercomm_from_groups_merge, 2},
+    {"MPI_Intercomm_create_from_groups + MPI_Intercomm_merge", make_intercomm_from_groups_merge, 2,
+     0},
 #endif
 };
 
