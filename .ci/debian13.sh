@@ -8,6 +8,8 @@
 #   MPIPCL_CHROOT_KEEP=1   keep it afterwards (default: a chroot made by this run is deleted)
 #   MPIS, JOBS, CTEST_ARGS, CTEST_ARGS_OPENMPI, CTEST_ARGS_MPICH, FINALIZE, BUILD_TYPE,
 #   BENCH_ARGS             passed to cmake/run.sh
+#   MULTIHOST, MULTIHOST_ARGS  passed too; MULTIHOST defaults to skip here (the emulated hosts
+#                          are made on Debian 12, outside the chroot)
 # The source tree is copied in (without build directories); results/ is copied back.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -90,6 +92,7 @@ rc=0
 in_root env MPIS="${MPIS:-openmpi mpich}" JOBS="${JOBS:-}" CTEST_ARGS="${CTEST_ARGS:-}" \
     CTEST_ARGS_OPENMPI="${CTEST_ARGS_OPENMPI:-}" CTEST_ARGS_MPICH="${CTEST_ARGS_MPICH:-}" \
     FINALIZE="${FINALIZE:-}" BUILD_TYPE="${BUILD_TYPE:-}" BENCH_ARGS="${BENCH_ARGS:-}" \
+    MULTIHOST="${MULTIHOST:-skip}" MULTIHOST_ARGS="${MULTIHOST_ARGS:-}" \
     bash -c 'cd /src/mpipcl && bash cmake/run.sh "$1"' run "$what" || rc=$?
 if [ -d "$root/src/mpipcl/results" ]; then
     mkdir -p "$here/results/debian13"

@@ -5,6 +5,9 @@
 #                              against Open MPI and MPICH
 #   bash cmake/run.sh bench    install dependencies, build, run the early-bird driver on
 #                              2 local ranks (table on stdout, CSV + PNG under results/)
+#   bash cmake/run.sh bench-2hosts
+#                              the same with one rank on each of two emulated hosts over TCP
+#                              (root; tests/multihost; TRANSPORT=tcp|ucx for Open MPI)
 # Environment: MPIS="openmpi mpich" (which MPIs), JOBS (build parallelism),
 #              BENCH_ARGS (extra flags for mpipcl-bench), BUILD_TYPE (default RelWithDebInfo),
 #              CTEST_ARGS (extra ctest flags, e.g. "-L smoke" for a subset), CTEST_ARGS_OPENMPI
@@ -14,7 +17,8 @@
 #              MULTIHOST=gate|skip: the MPI tests across two emulated hosts (label multihost,
 #              tests/multihost/README.md) run after the one-host suite and fail the run
 #              (default gate; they need root and are skipped with a message without it);
-#              MULTIHOST_ARGS (extra ctest flags for that part, e.g. "-L multihost-tcp").
+#              MULTIHOST_ARGS (extra ctest flags for that part, e.g. "-L multihost-tcp"),
+#              MULTIHOST_ARGS_OPENMPI and MULTIHOST_ARGS_MPICH (against that MPI only).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -55,18 +59,19 @@ build() {  # $1 = openmpi | mpich
 # The multihost twins of the suite (tests/multihost): the hosts fixture creates and removes the
 # two emulated hosts; the trap removes them also when this script is interrupted.
 run_multihost() {  # $1 = openmpi | mpich
-    local mpi=$1
+    local mpi=$1 per_mpi="MULTIHOST_ARGS_${1^^}"
     [ "${MULTIHOST:-gate}" = skip ] && return 0
     if [ "$(id -u)" -ne 0 ]; then
         echo "== multihost tests against $mpi: skipped (they need root for network namespaces)"
         return 0
     fi
-    echo "== multihost tests against $mpi (two emulated hosts, TCP) ${MULTIHOST_ARGS:-}"
+    echo "== multihost tests against $mpi (two emulated hosts, TCP) ${MULTIHOST_ARGS:-}" \
+         "${!per_mpi:-}"
     trap 'ctest --test-dir "build-'"$mpi"'" -R "^multihost\.hosts_down$" >/dev/null 2>&1' EXIT
     local rc=0
     # shellcheck disable=SC2086
     ctest --test-dir "build-$mpi" --output-on-failure --timeout 300 -L multihost \
-        ${MULTIHOST_ARGS:-} || rc=1
+        ${MULTIHOST_ARGS:-} ${!per_mpi:-} || rc=1
     trap - EXIT
     return $rc
 }
@@ -113,9 +118,29 @@ run_bench() {
     echo "== results: $here/results/bench-$mpi.csv and $here/results/bench-$mpi.png"
 }
 
+# The early-bird driver with one rank on each of two emulated hosts (tests/multihost; root):
+# the hosts are created first and removed on every exit path.
+run_bench_2hosts() {
+    local mpi=${MPIS:-openmpi} transport=${TRANSPORT:-tcp}
+    mpi=${mpi%% *}
+    build "$mpi"
+    mkdir -p results
+    local hosts="$here/tests/multihost/hosts.sh" tag="2hosts-$mpi-$transport"
+    export MPIPCL_MH_NAME=mpipcl-bench MPIPCL_MH_SUBNET=10.231.11 MPIPCL_MH_TIMEOUT=${TIMEOUT:-3600}
+    "$hosts" up
+    trap '"$hosts" down' EXIT
+    echo "== mpipcl-bench on 2 emulated hosts ($mpi, $transport)"
+    # shellcheck disable=SC2086
+    "$here/tests/multihost/mpiexec.sh" "$mpi" "$transport" 2 \
+        "$here/build-$mpi/benchmarks/mpipcl-bench" --csv "results/bench-$tag.csv" \
+        --plot "results/bench-$tag.png" ${BENCH_ARGS:-}
+    echo "== results: $here/results/bench-$tag.csv and $here/results/bench-$tag.png"
+}
+
 install_deps
 case "$what" in
     test) run_tests ;;
     bench) run_bench ;;
-    *) echo "usage: $0 test|bench" >&2; exit 2 ;;
+    bench-2hosts) run_bench_2hosts ;;
+    *) echo "usage: $0 test|bench|bench-2hosts" >&2; exit 2 ;;
 esac
