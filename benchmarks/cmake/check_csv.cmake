@@ -3,7 +3,8 @@
 #       [-DRATIO_PNG=<file>] [-DREPEATS=R] -P check_csv.cmake
 # Checks an mpipcl-bench CSV: the header columns, one row per mode x side x size for every
 # required mode (and for any other mode present), positive timings, no verify errors; with
-# REPEATS every row's repeats column is R and every part-* row has a positive ratio_to_multi.
+# REPEATS every row's repeats column is R and every part-* row has a positive ratio_to_multi;
+# the last column is moved: a share 0..1 in recv rows, empty in send rows.
 cmake_minimum_required(VERSION 3.23)
 foreach(var CSV SIZES REQUIRED_MODES SIDES)
   if(NOT DEFINED ${var})
@@ -30,7 +31,7 @@ set(required_columns mode side size_bytes partitions threads compute_ms noise_pc
     stream_bw_MiBps part_send_bw_MiBps ideal_us efficiency extra_compute_us_median
     extra_compute_us_p10 extra_compute_us_p90 comm_us_median comm_us_p10 comm_us_p90
     late_us_median late_us_p90 clock_offset_us verify_errors mpi_library mpipcl_version
-    repeats ratio_to_multi extra_ratio_to_multi)
+    repeats ratio_to_multi extra_ratio_to_multi moved)
 foreach(column IN LISTS required_columns)
   if(NOT column IN_LIST columns)
     message(FATAL_ERROR "column '${column}' missing from the header:\n${header}")
@@ -42,6 +43,11 @@ list(FIND columns efficiency efficiency_index)
 list(FIND columns verify_errors errors_index)
 list(FIND columns repeats repeats_index)
 list(FIND columns ratio_to_multi ratio_index)
+list(FIND columns moved moved_index)
+math(EXPR last_index "${column_count} - 1")
+if(NOT moved_index EQUAL last_index)
+  message(FATAL_ERROR "moved is not the last column (readers by position):\n${header}")
+endif()
 
 set(modes_seen "")
 foreach(line IN LISTS lines)
@@ -67,6 +73,14 @@ foreach(line IN LISTS lines)
       message(FATAL_ERROR "non-positive or missing timing '${value}' in row ${key}")
     endif()
   endforeach()
+  list(GET fields ${moved_index} moved)
+  if(side STREQUAL "recv")
+    if(NOT moved MATCHES "^(0|1|0?\\.[0-9]+|[1-9](\\.[0-9]+)?e-[0-9]+)$")
+      message(FATAL_ERROR "moved '${moved}' in row ${key} is not a share 0..1")
+    endif()
+  elseif(NOT moved STREQUAL "")
+    message(FATAL_ERROR "moved '${moved}' in send-side row ${key}, expected empty")
+  endif()
   list(GET fields ${errors_index} errors)
   if(NOT errors EQUAL 0)
     message(FATAL_ERROR "${errors} verify errors in row ${key}")

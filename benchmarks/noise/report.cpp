@@ -252,6 +252,7 @@ Metrics derive(const PointResult& point, const Options& options)
     m.extra_us = summarize(scaled(point.extra, kMicro));
     m.comm_us = summarize(scaled(point.comm, kMicro));
     m.late_us = summarize(scaled(point.late, kMicro));
+    m.moved = summarize(point.moved);
 
     const Baseline& base = point.baseline;
     const double part_bytes = bytes / options.partitions;
@@ -302,6 +303,7 @@ PointResult combine_repeats(const std::vector<PointResult>& repeats)
         push_median(out.comm, r.comm);
         push_median(out.late, r.late);
         push_median(out.extra, r.extra);
+        push_median(out.moved, r.moved);
         out.verify_errors += r.verify_errors;
     }
     return out;
@@ -448,22 +450,28 @@ void print_table(std::FILE* out, const Options& options, const RunInfo& info,
                  "#\n# perceived = ack arrival - end of the laggard's compute; eff = T* / median "
                  "perceived; extra = recv Wait - first arrival;\n# comm = recv Wait - end of the "
                  "laggard's compute; late = last Pready - end of the laggard's compute (wake-up, "
-                 "and waiting for a core); all medians\n");
-    std::fprintf(out, "%10s  %-16s %-4s %12s %26s %12s %6s %12s %12s %9s\n", "size", "mode", "side",
-                 "perceived us", "[p10 .. p90]", "MiB/s", "eff", "extra us", "comm us", "late us");
+                 "and waiting for a core);\n# moved = share of the units the receiver saw before "
+                 "the end of the laggard's compute (recv side); all medians\n");
+    std::fprintf(out, "%10s  %-16s %-4s %12s %26s %12s %6s %12s %12s %9s %6s\n", "size", "mode",
+                 "side", "perceived us", "[p10 .. p90]", "MiB/s", "eff", "extra us", "comm us",
+                 "late us", "moved");
     for (const PointResult& p : points) {
         const Metrics m = derive(p, options);
         char extra[32] = "-";
         if (!std::isnan(m.extra_us.median)) {
             std::snprintf(extra, sizeof extra, "%.1f", m.extra_us.median);
         }
+        char moved[32] = "-";
+        if (!std::isnan(m.moved.median)) {
+            std::snprintf(moved, sizeof moved, "%.2f", m.moved.median);
+        }
         std::fprintf(out,
                      "%10s  %-16s %-4s %12.1f [%10.1f .. %10.1f] %12.1f %6.2f %12s %12.1f "
-                     "%9.1f%s\n",
+                     "%9.1f %6s%s\n",
                      format_size(p.bytes).c_str(), mode_name(p.mode), side_name(p.side),
                      m.perceived_us.median, m.perceived_us.p10, m.perceived_us.p90,
                      m.perceived_bw.median, m.efficiency, extra, m.comm_us.median, m.late_us.median,
-                     p.verify_errors > 0 ? "  VERIFY FAILED" : "");
+                     moved, p.verify_errors > 0 ? "  VERIFY FAILED" : "");
     }
     std::fflush(out);
 }
@@ -482,7 +490,7 @@ void write_csv(std::FILE* out, const Options& options, const RunInfo& info,
                  "extra_compute_us_median,extra_compute_us_p10,extra_compute_us_p90,"
                  "comm_us_median,comm_us_p10,comm_us_p90,late_us_median,late_us_p90,"
                  "clock_offset_us,verify_errors,mpi_library,mpipcl_version,repeats,"
-                 "ratio_to_multi,extra_ratio_to_multi\n");
+                 "ratio_to_multi,extra_ratio_to_multi,moved\n");
     const std::vector<Ratio> all_ratios = ratios(points, options);
     const std::string library = csv_quoted(info.mpi_library);
     const std::string version = csv_quoted(info.mpipcl_version);
@@ -528,9 +536,9 @@ void write_csv(std::FILE* out, const Options& options, const RunInfo& info,
                 extra_to_multi = r.extra_to_multi;
             }
         }
-        std::fprintf(out, ",%ld,%s,%s,%d,%s,%s\n", p.verify_errors, library.c_str(),
+        std::fprintf(out, ",%ld,%s,%s,%d,%s,%s,%s\n", p.verify_errors, library.c_str(),
                      version.c_str(), p.repeats, csv_number(to_multi).c_str(),
-                     csv_number(extra_to_multi).c_str());
+                     csv_number(extra_to_multi).c_str(), csv_number(m.moved.median).c_str());
     }
     std::fflush(out);
 }

@@ -27,6 +27,7 @@ struct Metrics {
     Stats extra_us;
     Stats comm_us;
     Stats late_us;
+    Stats moved;             ///< share of the units arrived before the laggard's compute ended
     double latency_us = 0;   ///< L
     double one_send_bw = 0;  ///< one send of S
     double stream_bw = 0;    ///< P MPI_Isends of S/P
@@ -39,7 +40,8 @@ struct Metrics {
 [[nodiscard]] Metrics derive(const PointResult& point, const Options& options);
 
 /// The repeats of one point (same mode, side, size) as one point whose samples are the
-/// repeats' medians (perceived, comm, late, extra; verify errors summed). One repeat: itself.
+/// repeats' medians (perceived, comm, late, extra, moved; verify errors summed). One repeat:
+/// itself.
 [[nodiscard]] PointResult combine_repeats(const std::vector<PointResult>& repeats);
 
 /// One partitioned mode at one (size, side) against the P plain MPI_Isends ("multi").

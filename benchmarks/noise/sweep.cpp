@@ -172,12 +172,17 @@ PointResult Sweep::run_point(Mode mode, Side side, std::size_t bytes, const Base
         }
     }
 
-    // The receiver hands its clock readings and error count to the sender.
-    std::vector<double> remote(2 * measured + 1);
+    // The receiver hands its clock readings and error count to the sender: per iteration
+    // first and done, and on the recv side every unit's arrival.
+    const auto units = side == Side::recv ? static_cast<std::size_t>(transfer->units()) : 0;
+    const std::size_t stride = 2 + units;
+    std::vector<double> remote(stride * measured + 1);
     if (rank_ == kReceiver) {
         for (std::size_t k = 0; k < measured; ++k) {
-            remote[2 * k] = iterations[k].first;
-            remote[2 * k + 1] = iterations[k].done;
+            remote[stride * k] = iterations[k].first;
+            remote[stride * k + 1] = iterations[k].done;
+            std::copy(iterations[k].arrivals.begin(), iterations[k].arrivals.end(),
+                      remote.begin() + static_cast<std::ptrdiff_t>(stride * k + 2));
         }
         remote.back() = static_cast<double>(errors);
         check(MPI_Send(remote.data(), static_cast<int>(remote.size()), MPI_DOUBLE, kSender,
@@ -192,13 +197,15 @@ PointResult Sweep::run_point(Mode mode, Side side, std::size_t bytes, const Base
     result.verify_errors = static_cast<long>(remote.back());
     for (std::size_t k = 0; k < measured; ++k) {
         const Iteration& it = iterations[k];
-        const double first = remote[2 * k];
-        const double done = remote[2 * k + 1];
+        const double first = remote[stride * k];
+        const double done = remote[stride * k + 1];
         result.perceived.push_back(it.ack - it.compute_end);
         result.comm.push_back(done - baseline.clock_offset - it.compute_end);
         result.late.push_back(it.last_ready - it.compute_end);
         if (side == Side::recv) {
             result.extra.push_back(done - first);
+            result.moved.push_back(
+                moved_share(&remote[stride * k + 2], units, baseline.clock_offset, it.compute_end));
         }
     }
     return result;
@@ -246,16 +253,20 @@ void Sweep::sender_iteration(Transfer& transfer, std::size_t bytes, int round, i
 std::size_t Sweep::receiver_iteration(Transfer& transfer, Side side, std::size_t bytes, int round,
                                       Iteration& out)
 {
+    const auto units = static_cast<std::size_t>(transfer.units());
+    out.arrivals.clear();
+    out.arrivals.reserve(units);  // no allocation while polling
     transfer.post();
     check(MPI_Barrier(comm_), "MPI_Barrier");
     if (side == Side::recv) {
-        out.first = -1;
-        for (int seen = 0; seen < transfer.units();) {
-            seen = transfer.arrived();
-            if (seen > 0 && out.first < 0) {
-                out.first = now();
+        // Every unit that arrived() newly counts is stamped with the time it was first seen.
+        while (out.arrivals.size() < units) {
+            const auto seen = static_cast<std::size_t>(transfer.arrived());
+            if (seen > out.arrivals.size()) {
+                out.arrivals.resize(std::min(seen, units), now());
             }
         }
+        out.first = out.arrivals.front();
     }
     transfer.wait();
     out.done = now();

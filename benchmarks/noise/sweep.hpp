@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -49,11 +50,29 @@ struct PointResult {
     std::vector<double> comm;       ///< receiver's Wait return - end of the laggard's compute (s)
     std::vector<double> late;       ///< last thread's hand-over - end of the laggard's compute (s)
     std::vector<double> extra;      ///< receiver's Wait return - first arrival (s); recv side only
-    long verify_errors = 0;         ///< iterations with wrong data (both ranks know it)
+    /// Share of the units (0..1) the receiver saw before the laggard's compute ended; recv
+    /// side only (moved_share).
+    std::vector<double> moved;
+    long verify_errors = 0;  ///< iterations with wrong data (both ranks know it)
     /// 1: the vectors hold one sample per iteration; R > 1: one median per repeat
     /// (combine_repeats).
     int repeats = 1;
 };
+
+/// The share (0..1) of @p units arrivals that came before the end of the laggard's compute:
+/// arrival - clock_offset < compute_end. Arrivals are on the receiver's clock, compute_end on
+/// the sender's, clock_offset = receiver clock minus sender clock.
+[[nodiscard]] inline double moved_share(const double* arrivals, std::size_t units,
+                                        double clock_offset, double compute_end)
+{
+    if (units == 0) {
+        return NAN;
+    }
+    const auto early = std::count_if(arrivals, arrivals + units, [&](double arrival) {
+        return arrival - clock_offset < compute_end;
+    });
+    return static_cast<double>(early) / static_cast<double>(units);
+}
 
 /// Runs the points of one configuration between rank 0 (sender) and rank 1 (receiver).
 class Sweep {
@@ -80,6 +99,8 @@ class Sweep {
         double ack = 0;          ///< sender clock
         double first = 0;        ///< receiver clock
         double done = 0;         ///< receiver clock
+        /// Receiver clock, recv side: when each unit was first seen, in order of arrival.
+        std::vector<double> arrivals;
     };
 
     void sender_iteration(Transfer& transfer, std::size_t bytes, int round, int laggard,

@@ -106,6 +106,7 @@ TEST(Csv, EveryRowHasEveryColumnAndTheRunParameters)
     PointResult recv = point_16mib();
     recv.side = Side::recv;
     recv.extra = {4e-4, 4e-4, 4e-4};
+    recv.moved = {0.875, 1.0, 0.9375};  // median 15/16
     const std::vector<PointResult> points = {point_16mib(), recv};
 
     std::FILE* file = std::tmpfile();
@@ -124,6 +125,9 @@ TEST(Csv, EveryRowHasEveryColumnAndTheRunParameters)
 
     ASSERT_EQ(lines.size(), 3u);
     const std::vector<std::string> header = csv_fields(lines[0]);
+    // Appended last, so readers by position keep every older column where it was.
+    EXPECT_EQ(header.back(), "moved");
+    EXPECT_EQ(header.at(header.size() - 2), "extra_ratio_to_multi");
     auto column = [&](const std::string& name) {
         for (std::size_t i = 0; i < header.size(); ++i) {
             if (header[i] == name) {
@@ -159,6 +163,50 @@ TEST(Csv, EveryRowHasEveryColumnAndTheRunParameters)
     }
     EXPECT_EQ(csv_fields(lines[1]).at(column("extra_compute_us_median")), "");  // send side
     EXPECT_EQ(std::stod(csv_fields(lines[2]).at(column("extra_compute_us_median"))), 400.0);
+    EXPECT_EQ(csv_fields(lines[1]).at(column("moved")), "");  // send side: not measured
+    EXPECT_EQ(std::stod(csv_fields(lines[2]).at(column("moved"))), 0.9375);
+}
+
+TEST(Moved, ShareOfUnitsBeforeTheLaggardsComputeEnded)
+{
+    // Receiver clock 5 s ahead of the sender's; the laggard's compute ends at 10 s (sender).
+    const double offset = 5.0;
+    const double end = 10.0;
+    const std::vector<double> all_early(16, 14.0);  // 9 s on the sender's clock
+    EXPECT_DOUBLE_EQ(moved_share(all_early.data(), 16, offset, end), 1.0);
+    // The ideal early-bird transfer: every unit but the laggard's before the end.
+    std::vector<double> ideal(15, 14.999);
+    ideal.push_back(15.001);
+    EXPECT_DOUBLE_EQ(moved_share(ideal.data(), 16, offset, end), 15.0 / 16.0);
+    // An arrival at the end itself is not before it; without the offset all would count.
+    const std::vector<double> at_end = {15.0, 15.5};
+    EXPECT_DOUBLE_EQ(moved_share(at_end.data(), 2, offset, end), 0.0);
+    EXPECT_DOUBLE_EQ(moved_share(at_end.data(), 2, 0.0, 20.0), 1.0);
+    // single: one unit, after the end.
+    const double one = 15.2;
+    EXPECT_DOUBLE_EQ(moved_share(&one, 1, offset, end), 0.0);
+    EXPECT_TRUE(std::isnan(moved_share(nullptr, 0, offset, end)));
+}
+
+TEST(Repeats, MovedIsTheMedianOfRepeatMedians)
+{
+    PointResult a = point_16mib();
+    a.side = Side::recv;
+    a.moved = {0.5, 1.0, 0.875};  // median 0.875
+    PointResult b = a;
+    b.moved = {0.0, 0.25, 0.5, 1.0};  // median 0.375
+    PointResult c = a;
+    c.moved = {0.75};
+    const Metrics single_repeat = derive(combine_repeats({a}), Options{});
+    EXPECT_DOUBLE_EQ(single_repeat.moved.median, 0.875);
+    EXPECT_DOUBLE_EQ(single_repeat.moved.min, 0.5);  // one repeat: every iteration stays
+
+    const PointResult all = combine_repeats({a, b, c});
+    ASSERT_EQ(all.moved.size(), 3u);
+    const Metrics m = derive(all, Options{});
+    EXPECT_DOUBLE_EQ(m.moved.median, 0.75);  // median of 0.875, 0.375, 0.75
+    EXPECT_DOUBLE_EQ(m.moved.min, 0.375);
+    EXPECT_DOUBLE_EQ(m.moved.max, 0.875);
 }
 
 TEST(Repeats, MedianOfRepeatMedians)
@@ -182,6 +230,8 @@ TEST(Repeats, MedianOfRepeatMedians)
     EXPECT_DOUBLE_EQ(m.perceived_us.min, 2000.0);     // spread of the repeat medians
     EXPECT_DOUBLE_EQ(m.perceived_us.max, 5500.0);
     EXPECT_TRUE(all.extra.empty());  // send side: not measured, stays empty
+    EXPECT_TRUE(all.moved.empty());
+    EXPECT_TRUE(std::isnan(m.moved.median));
 }
 
 /// A send-side point of @p mode at @p bytes whose median perceived time is @p us.
