@@ -130,6 +130,7 @@ MPIPCL_API int MPI_Finalize(void)
     } catch (const std::exception& e) {
         MPIPCL_LOG(Error, "finalization failed: %s", e.what());
     }
+    MPIPCL_LOG(Info, "library shut down; entering the MPI's MPI_Finalize");
     return PMPI_Finalize();
 }
 

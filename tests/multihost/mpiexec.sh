@@ -11,7 +11,10 @@
 # Exit code: the launcher's; 77 (skipped) when this user cannot use network namespaces.
 # MPIPCL_MH_MPIEXEC names the launcher (default mpiexec.openmpi / mpiexec.mpich).
 # MPIPCL_MH_TIMEOUT (s, default 280) bounds the launch; whatever is left inside the hosts
-# afterwards is killed, on every exit path.
+# afterwards is killed, on every exit path. The launch's output is printed when it ends.
+# MPIPCL_MH_FINALIZE_HANG_OK=1 (with MPIPCL_LOG_LEVEL=info): a launch whose ranks all passed
+# and entered the MPI's own MPI_Finalize, which then does not return, counts as passed (a
+# known MPI bug, tests/platform/ucx_tcp_finalize_hang.c); the output says so.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 [ $# -ge 4 ] || { echo "usage: $0 openmpi|mpich tcp|ucx NP PROGRAM [ARGS...]" >&2; exit 2; }
@@ -21,7 +24,6 @@ dev=mh0
 
 "$here/hosts.sh" check || exit $?
 "$here/hosts.sh" kill  # leftovers of a launch that was killed
-trap '"$here/hosts.sh" kill' EXIT
 trap 'exit 143' TERM INT
 
 on_h2=$((np / 2))
@@ -45,6 +47,38 @@ case "$flavor/$transport" in
     *) echo "mpiexec.sh: unknown MPI/transport $flavor/$transport" >&2; exit 2 ;;
 esac
 
+output=$(mktemp)
+note=""
+finish() {
+    "$here/hosts.sh" kill
+    cat "$output"
+    rm -f "$output"
+    if [ -n "$note" ]; then echo "$note"; fi
+}
+trap finish EXIT
 timeout --kill-after=10 "${MPIPCL_MH_TIMEOUT:-280}" \
-    "$here/hosts.sh" exec h1 "${cmd[@]}" "$@" &
-wait $!
+    "$here/hosts.sh" exec h1 "${cmd[@]}" "$@" >"$output" 2>&1 &
+launch=$!
+if [ "${MPIPCL_MH_FINALIZE_HANG_OK:-0}" = 1 ]; then
+    # The MPI's own MPI_Finalize may hang on this platform (tests/platform/README.md): once rank
+    # 0 printed PASS (every rank agreed) and every rank logged that mpipcl shut down and entered
+    # the MPI's MPI_Finalize (MPIPCL_LOG_LEVEL=info), a finalize that does not return within
+    # 15 s is reported and the launch counts as passed.
+    entered="library shut down; entering the MPI's MPI_Finalize"
+    while kill -0 "$launch" 2>/dev/null; do
+        if grep -qx PASS "$output" && [ "$(grep -cF "$entered" "$output")" -ge "$np" ]; then
+            for _ in $(seq 150); do
+                kill -0 "$launch" 2>/dev/null || break
+                sleep 0.1
+            done
+            if kill -0 "$launch" 2>/dev/null; then
+                note="multihost: every rank passed and entered the MPI's MPI_Finalize, which did"
+                note+=" not return within 15 s (MPICH + UCX over TCP,"
+                note+=" tests/platform/ucx_tcp_finalize_hang.c); counted as passed"
+                exit 0
+            fi
+        fi
+        sleep 0.5
+    done
+fi
+wait "$launch"
