@@ -11,7 +11,7 @@
 # Exit code: the launcher's; 77 (skipped) when this user cannot use network namespaces.
 # MPIPCL_MH_MPIEXEC names the launcher (default mpiexec.openmpi / mpiexec.mpich).
 # MPIPCL_MH_TIMEOUT (s, default 280) bounds the launch; whatever is left inside the hosts
-# afterwards is killed, on every exit path. The launch's output is printed when it ends.
+# afterwards is killed, on every exit path.
 # MPIPCL_MH_FINALIZE_HANG_OK=1 (with MPIPCL_LOG_LEVEL=info): a launch whose ranks all passed
 # and entered the MPI's own MPI_Finalize, which then does not return, counts as passed (a
 # known MPI bug, tests/platform/ucx_tcp_finalize_hang.c); the output says so.
@@ -51,13 +51,12 @@ output=$(mktemp)
 note=""
 finish() {
     "$here/hosts.sh" kill
-    cat "$output"
     rm -f "$output"
     if [ -n "$note" ]; then echo "$note"; fi
 }
 trap finish EXIT
 timeout --kill-after=10 "${MPIPCL_MH_TIMEOUT:-280}" \
-    "$here/hosts.sh" exec h1 "${cmd[@]}" "$@" >"$output" 2>&1 &
+    "$here/hosts.sh" exec h1 "${cmd[@]}" "$@" > >(tee "$output") 2>&1 &
 launch=$!
 if [ "${MPIPCL_MH_FINALIZE_HANG_OK:-0}" = 1 ]; then
     # The MPI's own MPI_Finalize may hang on this platform (tests/platform/README.md): once rank
