@@ -52,6 +52,7 @@ down() {
         rm -rf "/etc/netns/$ns"
         rm -f "$(boot_id_of "$h")"
     done
+    ip link del "$prefix-a" 2>/dev/null || true  # a pair not yet moved into the namespaces
 }
 
 up() {
