@@ -91,8 +91,8 @@ void Window::init(MPI_Comm comm) noexcept
         reason_ = "MPI_Win_create_dynamic failed (" + mpi_error_text(rc) +
                   "); e.g. Open MPI has no osc component for dynamic windows on one process, "
                   "and its osc pt2pt (TCP) refuses MPI_THREAD_MULTIPLE";
-        // Info: a process that never asks for rma should not hear about it.
-        MPIPCL_LOG(Info, "RMA backend unavailable: %s", reason_.c_str());
+        // Debug: the info line comes from the backend choice, once, when a request asks for rma.
+        MPIPCL_LOG(Debug, "RMA backend unavailable: %s", reason_.c_str());
         return;
     }
     PMPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
@@ -100,14 +100,14 @@ void Window::init(MPI_Comm comm) noexcept
         reason_ =
             "Open MPI 4's osc ucx crashes in MPI_Win_free (ucp_mem_unmap) once regions of a "
             "dynamic window were attached and detached (tests/platform/README.md)";
-        MPIPCL_LOG(Info, "RMA backend unavailable: %s", reason_.c_str());
+        MPIPCL_LOG(Debug, "RMA backend unavailable: %s", reason_.c_str());
         PMPI_Win_free(&win);
         return;
     }
     PMPI_Win_set_name(win, const_cast<char*>("mpipcl rma"));
     if (const int lk = PMPI_Win_lock_all(MPI_MODE_NOCHECK, win); lk != MPI_SUCCESS) {
         reason_ = "MPI_Win_lock_all failed (" + mpi_error_text(lk) + ")";
-        MPIPCL_LOG(Info, "RMA backend unavailable: %s", reason_.c_str());
+        MPIPCL_LOG(Debug, "RMA backend unavailable: %s", reason_.c_str());
         PMPI_Win_free(&win);
         return;
     }
