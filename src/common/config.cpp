@@ -2,6 +2,8 @@
 // Environment variables and info keys.
 #include "common/config.hpp"
 
+#include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -194,6 +196,20 @@ Config Config::load()
 const Config& config() { return g_config; }
 void set_config(const Config& cfg) { g_config = cfg; }
 
+namespace {
+
+/// A malformed mpipcl_* info value is a hint this process cannot read: it is ignored, with one
+/// warning per process and key (the init call does not fail because of a hint).
+void ignore_value(int key, const char* name, const char* value, const char* expected)
+{
+    static std::atomic<bool> warned[3];
+    if (!warned[key].exchange(true)) {
+        MPIPCL_LOG(Warn, "%s=%s is not %s; the key is ignored", name, value, expected);
+    }
+}
+
+}  // namespace
+
 RequestOptions request_options(MPI_Info info)
 {
     if (g_config.backend_env_invalid) {
@@ -207,24 +223,24 @@ RequestOptions request_options(MPI_Info info)
     int flag = 0;
     PMPI_Info_get(info, "mpipcl_backend", MPI_MAX_INFO_VAL, value, &flag);
     if (flag && !parse_backend(value, &o.backend)) {
-        throw Error(ErrId::BadBackend,
-                    std::string("mpipcl_backend=") + value + " is not auto|persistent|rma|native");
+        ignore_value(0, "mpipcl_backend", value, "auto|persistent|rma|native");
+        flag = 0;
     }
     o.backend_from_info = flag != 0;
     PMPI_Info_get(info, "mpipcl_messages", MPI_MAX_INFO_VAL, value, &flag);
     if (flag) {
         char* end = nullptr;
+        errno = 0;
         long x = std::strtol(value, &end, 10);
-        if (*end != '\0' || x < 0 || x > (1 << 20)) {
-            throw Error(ErrId::BadInfoValue,
-                        std::string("mpipcl_messages=") + value + " is not in [0, 1048576]");
+        if (end == value || *end != '\0' || errno != 0 || x < 0 || x > (1 << 20)) {
+            ignore_value(1, "mpipcl_messages", value, "an integer in [0, 1048576]");
+        } else {
+            o.messages = static_cast<int>(x);
         }
-        o.messages = static_cast<int>(x);
     }
     PMPI_Info_get(info, "mpipcl_notify", MPI_MAX_INFO_VAL, value, &flag);
     if (flag && !parse_notify(value, &o.notify)) {
-        throw Error(ErrId::BadInfoValue,
-                    std::string("mpipcl_notify=") + value + " is not gcd|partition|message");
+        ignore_value(2, "mpipcl_notify", value, "gcd|partition|message");
     }
     return o;
 }

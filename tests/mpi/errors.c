@@ -33,14 +33,15 @@ static void init_errors(void)
     TU_EXPECT_ERR(
         MPI_Precv_init(rbuf, 4, 1, MPI_BYTE, 1 - tu_rank, MPI_ANY_TAG, ec, MPI_INFO_NULL, &req),
         MPI_ERR_TAG);
-    /* mpipcl's own key with a malformed value (README/docs/config.md: MPI_ERR_INFO_VALUE). */
+    /* mpipcl's own key with a malformed value is a hint it cannot read: ignored with a warning
+     * (docs/config.md); the request is made and, never started, freed. */
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "mpipcl_messages", "many");
-    TU_EXPECT_ERR(MPI_Psend_init(sbuf, 4, 1, MPI_BYTE, 1 - tu_rank, TAG, ec, info, &req),
-                  MPI_ERR_INFO_VALUE);
+    TU_MPI(MPI_Psend_init(sbuf, 4, 1, MPI_BYTE, 1 - tu_rank, TAG, ec, info, &req));
     MPI_Info_free(&info);
-    TU_CHECK_MSG(req == MPI_REQUEST_NULL, "a failed init call wrote the request handle");
+    TU_MPI(MPI_Request_free(&req));
+    TU_CHECK_MSG(req == MPI_REQUEST_NULL, "MPI_Request_free left the handle set");
 }
 
 /* Parrived on requests that are not partitioned receives: an inactive persistent receive and
