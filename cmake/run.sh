@@ -128,7 +128,7 @@ run_bench_2hosts() {
     local hosts="$here/tests/multihost/hosts.sh" tag="2hosts-$mpi-$transport"
     export MPIPCL_MH_NAME=mpipcl-bench MPIPCL_MH_SUBNET=10.231.11 MPIPCL_MH_TIMEOUT=${TIMEOUT:-3600}
     "$hosts" up
-    trap '"$hosts" down' EXIT
+    trap "\"$hosts\" down" EXIT
     echo "== mpipcl-bench on 2 emulated hosts ($mpi, $transport)"
     # shellcheck disable=SC2086
     "$here/tests/multihost/mpiexec.sh" "$mpi" "$transport" 2 \
