@@ -30,7 +30,6 @@ const ErrDef kDefs[static_cast<int>(ErrId::Count_)] = {
     {MPI_ERR_TAG, "mpipcl: invalid tag (wildcards are not allowed)"},
     {MPI_ERR_COMM, "mpipcl: invalid communicator"},
     {MPI_ERR_INFO_VALUE, "mpipcl: unknown backend (auto|persistent|rma|native)"},
-    {MPI_ERR_INFO_VALUE, "mpipcl: malformed mpipcl_* info value"},
     {MPI_ERR_UNSUPPORTED_OPERATION, "mpipcl: operation not supported by this MPI library"},
     {MPI_ERR_OTHER, "mpipcl: MPI was not initialized through libmpipcl (check link order)"},
     {MPI_ERR_INTERN, "mpipcl: internal error"},

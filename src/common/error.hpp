@@ -29,7 +29,6 @@ enum class ErrId : int {
     BadTag,           // MPI_ERR_TAG
     BadComm,          // MPI_ERR_COMM
     BadBackend,       // MPI_ERR_INFO_VALUE
-    BadInfoValue,     // MPI_ERR_INFO_VALUE
     Unsupported,      // MPI_ERR_UNSUPPORTED_OPERATION
     NotInitialized,   // MPI_ERR_OTHER
     Internal,         // MPI_ERR_INTERN

@@ -215,7 +215,7 @@ std::string default_path()
 Table builtin()
 {
     // Without a tuning file auto picks persistent at every size: the defaults change only
-    // with a measured crossover of this MPI flavour (mpipcl-tune; docs/config.md).
+    // with a measured crossover of this MPI flavour (mpipcl-bench --write-tuning; docs/config.md).
     return Table();
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The tuning table of mpipcl_backend=auto: which backend (and how many internal messages) a
 // transfer of a given total size gets. Read from a plain-text tuning file (docs/config.md,
-// "Tuning file"; written by mpipcl-tune), else built in per MPI flavour. Pure logic: no MPI
-// calls, no logging (the caller reports errors).
+// "Tuning file"; written by mpipcl-bench --write-tuning), else built in per MPI flavour. Pure
+// logic: no MPI calls, no logging (the caller reports errors).
 #pragma once
 
 #include <cstdint>
