@@ -42,7 +42,7 @@ case "$flavor/$transport" in
         ;;
     mpich/tcp | mpich/ucx)
         cmd=("${MPIPCL_MH_MPIEXEC:-mpiexec.mpich}" -n "$np" -launcher ssh -launcher-exec "$here/agent" -hosts h1:1,h2:1
-             -genv UCX_TLS "${MPIPCL_MH_UCX_TLS:-sm,tcp,self}" -genv UCX_NET_DEVICES "$dev")
+             -genv UCX_TLS sm,tcp,self -genv UCX_NET_DEVICES "$dev")
         ;;
     *) echo "mpiexec.sh: unknown MPI/transport $flavor/$transport" >&2; exit 2 ;;
 esac
