@@ -5,7 +5,7 @@
 #   cmake/bench_results.sh record NAME FILE COMMAND...
 #       copy FILE to docs/results/NAME.csv|json, write docs/results/NAME.meta (date, commit,
 #       machine, command), then render. NAME is sweep-<mpi> (FILE: the CSV of mpipcl-bench
-#       --csv) or gbench-<mpi> (FILE: the output of mpipcl-gbench --benchmark_out=FILE
+#       --csv), auto-<mpi>-<setup> (FILE: a CSV of cmake/bench_auto.sh) or gbench-<mpi> (FILE: the output of mpipcl-gbench --benchmark_out=FILE
 #       --benchmark_out_format=json). MPIPCL_MACHINE
 #       overrides the machine line (default: cores, architecture and CPU model), MPIPCL_COMMIT
 #       the commit (default: git describe of this tree), MPIPCL_MPI the MPI line of gbench-*.
@@ -13,6 +13,8 @@
 #       rewrite every section of docs/benchmarks.md between
 #       "<!-- BEGIN results NAME -->" and "<!-- END results NAME -->" from NAME.csv|json and
 #       NAME.meta.
+#   cmake/bench_results.sh show-auto CSV
+#       print the auto table of a CSV of cmake/bench_auto.sh.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -121,6 +123,89 @@ render_sweep() {  # $1 = csv, $2 = meta
     }' "$1"
 }
 
+
+# The auto table (auto-<mpi>-<setup>.csv: mpipcl-bench CSVs of several noise levels, send and
+# receive side, concatenated under one header) -> Markdown. Send side, per noise and size:
+# part-auto's perceived time against the best forced part mode and the best of single and
+# multi, ratios above 1.05 in bold and counted. Receive side: each mode's extra compute time
+# against 0.75·d (d = the laggard's delay).
+render_auto() {  # $1 = csv, $2 = meta
+    awk -v metafile="$2" "$awk_csv"'
+    NR == 1 { n = csvsplit($0, h); for (i = 1; i <= n; i++) col[h[i]] = i; next }
+    $0 == "" || $1 ~ /^mode,/ { next }
+    {
+        csvsplit($0, f)
+        mode = f[col["mode"]]; side = f[col["side"]]; size = f[col["size_bytes"]] + 0
+        noise = f[col["noise_pct"]] + 0
+        k = side SUBSEP noise SUBSEP size
+        if (!(k in seen)) { seen[k] = 1; keys[++nk] = k }
+        perc[k, mode] = f[col["perceived_us_median"]]
+        extra[k, mode] = f[col["extra_compute_us_median"]]
+        delay[k] = f[col["laggard_delay_ms"]] * 1000
+        if (!(mode in seen_mode)) { seen_mode[mode] = 1; modes[++nm] = mode }
+        library = f[col["mpi_library"]]; version = f[col["mpipcl_version"]]
+        params = sprintf("%s partitions = sender threads, compute %s ms, %s iterations after %s warm-up, %s repeats (medians of the repeat medians)", \
+            f[col["partitions"]], f[col["compute_ms"]], f[col["iterations"]], f[col["warmup"]], f[col["repeats"]])
+    }
+    function best(k, part,    j, m, v, b) {
+        b = ""; bestv = 1e300
+        for (j = 1; j <= nm; j++) {
+            m = modes[j]
+            if (part ? (m !~ /^part-/ || m == "part-auto") : (m != "single" && m != "multi")) continue
+            if (!((k, m) in perc) || perc[k, m] == "" || perc[k, m] == "nan") continue
+            v = perc[k, m] + 0
+            if (v < bestv) { bestv = v; b = m }
+        }
+        return b
+    }
+    function cell(r) {
+        if (r == "") return "–"
+        cells++
+        if (r > 1.05) { over++; return sprintf("**%.2f**", r) }
+        return sprintf("%.2f", r)
+    }
+    END {
+        header(metafile, library)
+        printf "- mpipcl %s; %s\n\n", version, params
+        print "Send side, perceived time in µs (median); auto ÷ the best forced part mode and ÷ the best plain mode, above 1.05 in bold; auto ÷ part-persistent, where auto chose persistent, is the spread between two identical configurations:\n"
+        print "| noise | size | part-auto | best part | auto ÷ best part | best plain | auto ÷ best plain | auto ÷ part-persistent |"
+        print "|---|---|---|---|---|---|---|---|"
+        for (i = 1; i <= nk; i++) {
+            split(keys[i], q, SUBSEP)
+            if (q[1] != "send") continue
+            k = keys[i]; a = perc[k, "part-auto"]
+            bp = best(k, 1); bpv = bestv; bq = best(k, 0); bqv = bestv
+            rp = (a != "" && bp != "") ? (a + 0) / bpv : ""
+            rq = (a != "" && bq != "") ? (a + 0) / bqv : ""
+            pp = perc[k, "part-persistent"]
+            rs = (a != "" && pp != "") ? sprintf("%.2f", (a + 0) / pp) : "–"
+            printf "| %s %% | %s | %s | %s %s | %s | %s %s | %s | %s |\n", q[2], size_label(q[3]), num(a), \
+                substr(bp, 6), num(bpv), cell(rp), bq, num(bqv), cell(rq), rs
+        }
+        printf "\nRatios above 1.05: %d of %d.\n\n", over, cells
+        hdr = "| noise | size | 0.75·d |"; sep = "|---|---|---|"
+        for (j = 1; j <= nm; j++) if (modes[j] != "single") { hdr = hdr " " modes[j] " |"; sep = sep "---|" }
+        recv = 0
+        for (i = 1; i <= nk; i++) {
+            split(keys[i], q, SUBSEP)
+            if (q[1] != "recv") continue
+            if (!recv++) {
+                print "Receive side, extra compute time in µs (median); ✓ where it reaches 0.75·d:\n"
+                print hdr; print sep
+            }
+            k = keys[i]; line = sprintf("| %s %% | %s | %s |", q[2], size_label(q[3]), num(0.75 * delay[k]))
+            for (j = 1; j <= nm; j++) {
+                m = modes[j]
+                if (m == "single") continue
+                v = ((k, m) in extra) ? extra[k, m] : ""
+                line = line " " (v == "" ? "–" : num(v) (v + 0 >= 0.75 * delay[k] ? " ✓" : "")) " |"
+            }
+            print line
+        }
+        if (recv) print ""
+    }' "$1"
+}
+
 # Google Benchmark JSON (mpipcl-gbench --benchmark_out_format=json) -> Markdown: one row per
 # benchmark with its counters. (JSON, not CSV: Google Benchmark's CSV writer aborts when the
 # benchmarks of one run have different counters.) The writer puts one "key": value per line.
@@ -172,8 +257,9 @@ render() {
         [ -f "$results/$name.meta" ] || { echo "no $name.meta beside $csv" >&2; return 1; }
         case "$name" in
             sweep-*) render_sweep "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
+            auto-*) render_auto "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
             gbench-*) render_gbench "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
-            *) echo "unknown result kind: $name (sweep-* or gbench-*)" >&2; return 1 ;;
+            *) echo "unknown result kind: $name (sweep-*, auto-* or gbench-*)" >&2; return 1 ;;
         esac
     done
     awk -v dir="$tmp" '
@@ -221,5 +307,9 @@ case "${1:-}" in
         record "$@"
         ;;
     render) render ;;
-    *) echo "usage: $0 record NAME FILE COMMAND... | render" >&2; exit 2 ;;
+    show-auto)
+        [ $# -eq 2 ] || { echo "usage: $0 show-auto CSV" >&2; exit 2; }
+        render_auto "$2" /dev/null | tail -n +5
+        ;;
+    *) echo "usage: $0 record NAME FILE COMMAND... | render | show-auto CSV" >&2; exit 2 ;;
 esac

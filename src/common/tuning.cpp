@@ -214,8 +214,10 @@ std::string default_path()
 
 Table builtin()
 {
-    // Without a tuning file auto picks persistent at every size: the defaults change only
-    // with a measured crossover of this MPI flavour (mpipcl-bench --write-tuning; docs/config.md).
+    // persistent with automatic messages at every size, on every MPI flavour: the auto table
+    // (cmake/bench_auto.sh; docs/benchmarks.md, "The auto table") finds no size where rma is
+    // faster on the send side beyond the spread of the repeat medians, on one host or over
+    // TCP. A machine where it is writes a tuning file (mpipcl-bench --write-tuning).
     return Table();
 }
 
