@@ -906,8 +906,14 @@ void Engine::thread_main()
             continue;
         }
         stand_down_ns = kUserActiveNs;
-        std::unique_lock<std::mutex> lk(mu_, std::try_to_lock);
-        if (pass(lk, true)) {
+        bool progressed = false;
+        {
+            std::unique_lock<std::mutex> lk(mu_, std::try_to_lock);
+            progressed = pass(lk, true);
+        }
+        // Back off with the engine lock released: an application thread in MPI_Wait/MPI_Test
+        // (progress_for) blocks on it, and would otherwise wait out the whole sleep.
+        if (progressed) {
             busy.reset();
         } else {
             busy.pause();
