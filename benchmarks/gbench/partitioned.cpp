@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -155,6 +156,41 @@ std::map<std::int64_t, double>& plain_round_trip()
     return times;
 }
 
+/// T worker threads that run one job together and time it: each starts when all are there
+/// (so the calls really are concurrent), and the slowest thread's wall time and the largest
+/// thread CPU time are kept.
+class TimedCrew {
+   public:
+    explicit TimedCrew(int threads) : crew_(threads), spent_(threads), cpu_(threads) {}
+
+    /// Runs job(i) on thread i; returns the slowest thread's wall time in seconds.
+    double run(const std::function<void(int)>& job)
+    {
+        gate_.store(0);
+        crew_.run([&](int i) {
+            gate_.fetch_add(1);
+            while (gate_.load() < crew_.size()) {
+                std::this_thread::yield();
+            }
+            const double cpu_start = thread_cpu_seconds();
+            const auto start = Clock::now();
+            job(i);
+            spent_[static_cast<std::size_t>(i)] = seconds_since(start);
+            cpu_[static_cast<std::size_t>(i)] = thread_cpu_seconds() - cpu_start;
+        });
+        return *std::max_element(spent_.begin(), spent_.end());
+    }
+
+    /// The largest thread CPU time of the last run, in seconds.
+    [[nodiscard]] double cpu() const { return *std::max_element(cpu_.begin(), cpu_.end()); }
+
+   private:
+    Crew crew_;
+    std::vector<double> spent_;
+    std::vector<double> cpu_;
+    std::atomic<int> gate_{0};
+};
+
 /// Pready cost: T threads (range 0) each mark their own 1024/T partitions of one request.
 /// Counters: ns_per_call, the slowest thread's wall time per call (with more threads than
 /// cores it includes waiting for a core), and cpu_ns_per_call, the largest thread CPU time per
@@ -166,23 +202,11 @@ void bm_pready(benchmark::State& state, const std::string& backend)
     std::vector<char> buffer(static_cast<std::size_t>(kManyPartitions * kSmallPartition));
     PartitionedRequest request(backend, is_sender(), kManyPartitions, kSmallPartition,
                                buffer.data(), kPingTag);
-    std::unique_ptr<Crew> crew = is_sender() ? std::make_unique<Crew>(threads) : nullptr;
-    std::vector<double> spent(static_cast<std::size_t>(threads));
-    std::vector<double> cpu(static_cast<std::size_t>(threads));
-    std::atomic<int> gate{0};
+    std::unique_ptr<TimedCrew> crew = is_sender() ? std::make_unique<TimedCrew>(threads) : nullptr;
     const auto mark_own_partitions = [&](int i) {
-        // Start together, so the calls really are concurrent.
-        gate.fetch_add(1);
-        while (gate.load() < threads) {
-            std::this_thread::yield();
-        }
-        const double cpu_start = thread_cpu_seconds();
-        const auto start = Clock::now();
         for (int p = i * per_thread; p < (i + 1) * per_thread; ++p) {
             check(MPI_Pready(p, request.get()), "MPI_Pready");
         }
-        spent[static_cast<std::size_t>(i)] = seconds_since(start);
-        cpu[static_cast<std::size_t>(i)] = thread_cpu_seconds() - cpu_start;
     };
 
     double per_call_ns = 0;
@@ -191,10 +215,8 @@ void bm_pready(benchmark::State& state, const std::string& backend)
         request.start();
         double elapsed = 0;
         if (crew) {
-            gate.store(0);
-            crew->run(mark_own_partitions);
-            elapsed = *std::max_element(spent.begin(), spent.end());
-            cpu_per_call_ns += *std::max_element(cpu.begin(), cpu.end()) / per_thread * 1e9;
+            elapsed = crew->run(mark_own_partitions);
+            cpu_per_call_ns += crew->cpu() / per_thread * 1e9;
         }
         request.wait();
         per_call_ns += set_iteration_time(state, elapsed) / per_thread * 1e9;
@@ -219,36 +241,25 @@ void bm_parrived(benchmark::State& state, const std::string& backend, bool arriv
     std::vector<char> buffer(static_cast<std::size_t>(kManyPartitions * kSmallPartition));
     PartitionedRequest request(backend, is_sender(), kManyPartitions, kSmallPartition,
                                buffer.data(), kPingTag);
-    std::unique_ptr<Crew> crew = is_sender() ? nullptr : std::make_unique<Crew>(threads);
-    std::vector<double> spent(static_cast<std::size_t>(threads));
-    std::vector<double> cpu(static_cast<std::size_t>(threads));
-    std::atomic<int> gate{0};
-    const auto poll_own_partitions = [&](int i) {
-        gate.fetch_add(1);
-        while (gate.load() < threads) {
-            std::this_thread::yield();
-        }
-        const double cpu_start = thread_cpu_seconds();
-        const auto start = Clock::now();
-        int flag = 0;
-        for (int sweep = 0; sweep < kParrivedSweeps; ++sweep) {
-            for (int p = i * per_thread; p < (i + 1) * per_thread; ++p) {
-                check(MPI_Parrived(request.get(), p, &flag), "MPI_Parrived");
-            }
-        }
-        benchmark::DoNotOptimize(flag);
-        spent[static_cast<std::size_t>(i)] = seconds_since(start);
-        cpu[static_cast<std::size_t>(i)] = thread_cpu_seconds() - cpu_start;
-    };
+    std::unique_ptr<TimedCrew> crew = is_sender() ? nullptr : std::make_unique<TimedCrew>(threads);
+    double elapsed = 0;
     const auto poll = [&] {
-        gate.store(0);
-        crew->run(poll_own_partitions);
+        elapsed = crew->run([&](int i) {
+            int flag = 0;
+            for (int sweep = 0; sweep < kParrivedSweeps; ++sweep) {
+                for (int p = i * per_thread; p < (i + 1) * per_thread; ++p) {
+                    check(MPI_Parrived(request.get(), p, &flag), "MPI_Parrived");
+                }
+            }
+            benchmark::DoNotOptimize(flag);
+        });
     };
 
     double per_call_ns = 0;
     double cpu_per_call_ns = 0;
     for (auto _ : state) {
         request.start();
+        elapsed = 0;
         if (arrived) {
             if (is_sender()) {
                 request.ready();
@@ -266,12 +277,7 @@ void bm_parrived(benchmark::State& state, const std::string& backend, bool arriv
             }
         }
         request.wait();
-        double elapsed = 0;
-        double cpu_ns = 0;
-        if (crew) {
-            elapsed = *std::max_element(spent.begin(), spent.end());
-            cpu_ns = *std::max_element(cpu.begin(), cpu.end()) / calls * 1e9;
-        }
+        double cpu_ns = crew ? crew->cpu() / calls * 1e9 : 0;
         // The receiver measures; rank 0 reports (set_iteration_time reduces the wall time).
         check(MPI_Allreduce(MPI_IN_PLACE, &cpu_ns, 1, MPI_DOUBLE, MPI_MAX, harness().comm),
               "MPI_Allreduce");
@@ -402,12 +408,16 @@ void register_benchmarks(const std::vector<std::string>& backends, bool fixed_pr
     for (const auto& b : backends) {
         for (const bool arrived : {true, false}) {
             const std::string name = "Parrived/" + b + (arrived ? "/arrived" : "/pending");
-            benchmark::RegisterBenchmark(name.c_str(), bm_parrived, b, arrived)
-                ->ArgName("threads")
-                ->Arg(1)
-                ->Arg(16)
-                ->UseManualTime()
-                ->Unit(benchmark::kMicrosecond);
+            auto* bm = benchmark::RegisterBenchmark(name.c_str(), bm_parrived, b, arrived)
+                           ->ArgName("threads")
+                           ->Arg(1)
+                           ->UseManualTime()
+                           ->Unit(benchmark::kMicrosecond);
+            // MPICH 4.0's own MPI_Parrived did not return within minutes with 16 threads
+            // polling one request (Parrived/native/arrived/threads:16): mpipcl's backends only.
+            if (b != "native") {
+                bm->Arg(16);
+            }
         }
     }
     // The baseline first: the partitioned round trips divide by its times (vs_plain).
