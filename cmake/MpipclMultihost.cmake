@@ -53,7 +53,7 @@ if(MPIPCL_MULTIHOST_TRANSPORTS)
 endif()
 
 # Called at the end of the directory that registered test @p name (so that properties set
-# after mpipcl_add_mpi_test, such as extra ENVIRONMENT, are copied too).
+# after mpipcl_add_mpi_test are copied too).
 function(_mpipcl_multihost_twin name np exe)
   get_test_property(${name} ENVIRONMENT env)
   get_test_property(${name} LABELS labels)

@@ -1,11 +1,16 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # mpipcl_add_mpi_test(NAME n SOURCES s... NP n [ARGS a...] [LABELS l...] [BACKENDS b...]
-#                     [TIMEOUT s] [LINK extra-libs...] [TARGET exe] [ONE_HOST])
+#                     [ENV VAR=value...] [SKIP_REGEX re] [TIMEOUT s] [LINK extra-libs...]
+#                     [TARGET exe] [ONE_HOST])
 # Builds one MPI program and registers it once per backend as "<n>.<backend>", launched with
 # ${MPIEXEC_EXECUTABLE} and the environment MPIPCL_BACKEND=<backend>. Pass/fail = exit code;
-# exit code 77 = skipped. Tests that share one program (e.g. one entry per case) name it with
-# TARGET (default mpitest_<n>). A test of 2+ ranks also runs across two emulated hosts
-# (cmake/MpipclMultihost.cmake) unless ONE_HOST says it checks only what one process does.
+# exit code 77 = skipped, and so is output matching SKIP_REGEX. ENV adds variables to the
+# environment of every backend's entry (after MPIPCL_BACKEND and the launcher's own, so it wins
+# over them). Tests that share one program (e.g. one entry per case) name it with TARGET
+# (default mpitest_<n>). A test of 2+ ranks also runs across two emulated hosts
+# (cmake/MpipclMultihost.cmake, with the same environment, labels and timeout) unless ONE_HOST
+# says it checks only what one process does. LABELS flaky marks a test that fails now and then
+# and cannot be fixed yet (tests/README.md).
 set(MPIPCL_TEST_BACKENDS "persistent;rma" CACHE STRING "Backends the MPI test suite runs against")
 set(MPIPCL_TEST_TIMEOUT 120 CACHE STRING "Default timeout of one MPI test (s)")
 
@@ -41,7 +46,8 @@ endif()
 include(${CMAKE_CURRENT_LIST_DIR}/MpipclMultihost.cmake)
 
 function(mpipcl_add_mpi_test)
-  cmake_parse_arguments(T "ONE_HOST" "NAME;NP;TIMEOUT;TARGET" "SOURCES;ARGS;LABELS;BACKENDS;LINK" ${ARGN})
+  cmake_parse_arguments(T "ONE_HOST" "NAME;NP;TIMEOUT;TARGET;SKIP_REGEX"
+                        "SOURCES;ARGS;LABELS;BACKENDS;LINK;ENV" ${ARGN})
   if(NOT T_NP)
     set(T_NP 2)
   endif()
@@ -75,9 +81,13 @@ function(mpipcl_add_mpi_test)
         list(APPEND labels ${MPIPCL_SANITIZER_LABEL})
       endif()
     endif()
+    list(APPEND env ${T_ENV})
     set_tests_properties(${name} PROPERTIES
       PROCESSORS ${T_NP} TIMEOUT ${T_TIMEOUT} SKIP_RETURN_CODE 77
       LABELS "${labels}" ENVIRONMENT "${env}")
+    if(T_SKIP_REGEX)
+      set_tests_properties(${name} PROPERTIES SKIP_REGULAR_EXPRESSION "${T_SKIP_REGEX}")
+    endif()
     if(NOT T_ONE_HOST)
       mpipcl_add_multihost_twin(${name} ${T_NP} ${exe} ${T_ARGS})
     endif()
