@@ -19,6 +19,9 @@
 #              (default gate; they need root and are skipped with a message without it);
 #              MULTIHOST_ARGS (extra ctest flags for that part, e.g. "-L multihost-tcp"),
 #              MULTIHOST_ARGS_OPENMPI and MULTIHOST_ARGS_MPICH (against that MPI only).
+#              Tests labelled flaky (tests/README.md) are left out of those runs; after them a
+#              separate step prints "== flaky tests: N" and runs them with up to 3 tries each,
+#              part by part with that part's flags.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -56,23 +59,74 @@ build() {  # $1 = openmpi | mpich
     cmake --build "$dir" -j "$jobs"
 }
 
-# The multihost twins of the suite (tests/multihost): the hosts fixture creates and removes the
-# two emulated hosts; the trap removes them also when this script is interrupted.
+# Whether the multihost twins run (MULTIHOST, and root for the network namespaces).
+multihost_enabled() {
+    [ "${MULTIHOST:-gate}" != skip ] && [ "$(id -u)" -eq 0 ]
+}
+
+# ctest on the multihost twins of build-$1 with the flags that follow: the hosts fixture
+# creates and removes the two emulated hosts; the trap removes them also when this script is
+# interrupted.
+ctest_multihost() {  # $1 = openmpi | mpich, then ctest flags
+    local mpi=$1 rc=0
+    shift
+    trap 'ctest --test-dir "build-'"$mpi"'" -R "^multihost\.hosts_down$" >/dev/null 2>&1' EXIT
+    ctest --test-dir "build-$mpi" --output-on-failure --timeout 300 -L multihost "$@" || rc=1
+    trap - EXIT
+    return $rc
+}
+
+# The multihost twins of the suite (tests/multihost).
 run_multihost() {  # $1 = openmpi | mpich
     local mpi=$1 per_mpi="MULTIHOST_ARGS_${1^^}"
     [ "${MULTIHOST:-gate}" = skip ] && return 0
-    if [ "$(id -u)" -ne 0 ]; then
+    if ! multihost_enabled; then
         echo "== multihost tests against $mpi: skipped (they need root for network namespaces)"
         return 0
     fi
     echo "== multihost tests against $mpi (two emulated hosts, TCP) ${MULTIHOST_ARGS:-}" \
          "${!per_mpi:-}"
-    trap 'ctest --test-dir "build-'"$mpi"'" -R "^multihost\.hosts_down$" >/dev/null 2>&1' EXIT
-    local rc=0
     # shellcheck disable=SC2086
-    ctest --test-dir "build-$mpi" --output-on-failure --timeout 300 -L multihost \
-        ${MULTIHOST_ARGS:-} ${!per_mpi:-} || rc=1
-    trap - EXIT
+    ctest_multihost "$mpi" -LE flaky ${MULTIHOST_ARGS:-} ${!per_mpi:-}
+}
+
+# How many tests of build directory $1 the ctest flags that follow select.
+count_tests() {
+    local dir=$1
+    shift
+    ctest --test-dir "$dir" -N "$@" | sed -n 's/^Total Tests: //p'
+}
+
+# The flag that retries a flaky test up to 3 times, unless the flags given hold a --repeat.
+retry_flag() {
+    [[ " $* " == *" --repeat "* ]] || echo "--repeat until-pass:3"
+}
+
+# The tests labelled flaky (tests/README.md), left out of the runs before: each part's (one
+# host with CTEST_ARGS, multihost with MULTIHOST_ARGS, finalize as FINALIZE says) with that
+# part's flags, retried.
+run_flaky() {  # $1 = openmpi | mpich
+    local mpi=$1 dir="build-$1" per_mpi="CTEST_ARGS_${1^^}" mh_per_mpi="MULTIHOST_ARGS_${1^^}"
+    local n rc=0 args finalize=${FINALIZE:-gate}
+    n=$(count_tests "$dir" -L flaky)
+    echo "== flaky tests: $n (build-$mpi; label flaky, tests/README.md)"
+    [ "$n" -gt 0 ] || return 0
+    args="${CTEST_ARGS:-} ${!per_mpi:-}"
+    # shellcheck disable=SC2086,SC2046
+    if [ "$(count_tests "$dir" -L flaky -LE 'finalize|multihost' $args)" -gt 0 ]; then
+        ctest --test-dir "$dir" --output-on-failure --timeout 300 -L flaky \
+            -LE 'finalize|multihost' $(retry_flag $args) $args || rc=1
+    fi
+    args="${MULTIHOST_ARGS:-} ${!mh_per_mpi:-}"
+    # shellcheck disable=SC2086,SC2046
+    if multihost_enabled && [ "$(count_tests "$dir" -L flaky -L multihost $args)" -gt 0 ]; then
+        ctest_multihost "$mpi" -L flaky $(retry_flag $args) $args || rc=1
+    fi
+    # shellcheck disable=SC2046
+    if [ "$finalize" != skip ] && [ "$(count_tests "$dir" -L flaky -L finalize)" -gt 0 ]; then
+        ctest --test-dir "$dir" --output-on-failure --timeout 300 -L flaky -L finalize \
+            $(retry_flag) || { [ "$finalize" = gate ] && rc=1; }
+    fi
     return $rc
 }
 
@@ -83,19 +137,22 @@ run_tests() {
         per_mpi="CTEST_ARGS_${mpi^^}"
         echo "== ctest against $mpi ${CTEST_ARGS:-} ${!per_mpi:-}"
         # shellcheck disable=SC2086
-        ctest --test-dir "build-$mpi" --output-on-failure --timeout 300 -LE 'finalize|multihost' \
-            ${CTEST_ARGS:-} ${!per_mpi:-} || rc=1
+        ctest --test-dir "build-$mpi" --output-on-failure --timeout 300 \
+            -LE 'finalize|multihost|flaky' ${CTEST_ARGS:-} ${!per_mpi:-} || rc=1
         run_multihost "$mpi" || rc=1
-        [ "$finalize" = skip ] && continue
-        echo "== clean-finalize tests against $mpi (FINALIZE=$finalize)"
-        if ! ctest --test-dir "build-$mpi" --output-on-failure --timeout 300 -L finalize; then
-            if [ "$finalize" = gate ]; then
-                rc=1
-            else
-                echo "== known issue: a clean-finalize test failed against $mpi (not gating;" \
-                     "FINALIZE=gate makes it fail the run)"
+        if [ "$finalize" != skip ]; then
+            echo "== clean-finalize tests against $mpi (FINALIZE=$finalize)"
+            if ! ctest --test-dir "build-$mpi" --output-on-failure --timeout 300 -L finalize \
+                -LE flaky; then
+                if [ "$finalize" = gate ]; then
+                    rc=1
+                else
+                    echo "== known issue: a clean-finalize test failed against $mpi (not gating;" \
+                         "FINALIZE=gate makes it fail the run)"
+                fi
             fi
         fi
+        run_flaky "$mpi" || rc=1
     done
     return $rc
 }
