@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "common/assert.hpp"
 #include "common/log.hpp"
 
 namespace mpipcl {
@@ -67,7 +68,8 @@ void register_error_codes()
 
 int error_code(ErrId id) noexcept
 {
-    int i = static_cast<int>(id);
+    const int i = static_cast<int>(id);
+    MPIPCL_ASSERT(i >= 0 && i < static_cast<int>(ErrId::Count_), "an ErrId names a code");
     return g_registered ? g_codes[i] : kDefs[i].mpi_class;
 }
 

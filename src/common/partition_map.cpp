@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <numeric>
 
+#include "common/assert.hpp"
+
 namespace mpipcl {
 
 int range_of_byte(const std::vector<std::int64_t>& bounds, std::int64_t offset)
 {
+    MPIPCL_ASSERT(bounds.size() >= 2, "a map has at least one range");
     // First boundary strictly greater than offset, minus one.
     auto it = std::upper_bound(bounds.begin(), bounds.end() - 1, offset);
     return static_cast<int>(it - bounds.begin()) - 1;
@@ -35,7 +38,10 @@ PartitionMap make_partition_map(int send_partitions, std::int64_t send_part_byte
     if (recv_elem_bytes > 0) {
         g = recv_elem_bytes / std::gcd(send_part_bytes, recv_elem_bytes);
     }
-    const std::int64_t units = send_partitions / g;  // exact by the caller's guarantee
+    MPIPCL_ASSERT(
+        send_partitions % g == 0,
+        "the caller guarantees a total that is a multiple of the receiver's element size");
+    const std::int64_t units = send_partitions / g;
     const std::int64_t m = std::max<std::int64_t>(1, std::min<std::int64_t>(max_messages, units));
     l.begin.resize(m + 1);
     l.part_begin.resize(m + 1);

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/assert.hpp"
+
 namespace mpipcl {
 
 /// The agreed split of one partitioned transfer into internal units. Both sides compute it
@@ -56,6 +58,7 @@ class RangeCursor {
     /// As range_of_byte(bounds, offset); @p offset not below the previous call's.
     int at(std::int64_t offset) noexcept
     {
+        MPIPCL_ASSERT(offset >= bounds_[r_], "the offsets of a sweep never decrease");
         while (r_ + 1 < ranges_ && bounds_[r_ + 1] <= offset) {
             ++r_;
         }

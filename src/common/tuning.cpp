@@ -12,6 +12,8 @@
 #include <iterator>
 #include <sstream>
 
+#include "common/assert.hpp"
+
 namespace mpipcl::tuning {
 
 namespace {
@@ -86,6 +88,11 @@ Table::Table(std::vector<Rule> rules) : rules_(std::move(rules))
 {
     std::sort(rules_.begin(), rules_.end(),
               [](const Rule& a, const Rule& b) { return a.min_bytes < b.min_bytes; });
+    MPIPCL_ASSERT(std::adjacent_find(rules_.begin(), rules_.end(),
+                                     [](const Rule& a, const Rule& b) {
+                                         return a.min_bytes == b.min_bytes;
+                                     }) == rules_.end(),
+                  "the callers give distinct min_bytes (parse_table rejects a repeated one)");
 }
 
 const Rule* Table::find(std::int64_t total_bytes) const noexcept

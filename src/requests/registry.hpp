@@ -16,6 +16,8 @@
 #include <mutex>
 #include <vector>
 
+#include "common/assert.hpp"
+
 namespace mpipcl::requests {
 
 class Request;
@@ -224,6 +226,8 @@ inline void HandleRegistry::Ref::reset() noexcept
         // sync: release: everything this holder did inside the request happens before the
         // closer's (or starter's) acquire load that sees the count (or the cell) drop.
         if (hazard_ != nullptr) {
+            MPIPCL_ASSERT(hazard_ == t_hazard_,
+                          "a light reference is released by the thread that took it");
             hazard_->slot.store(nullptr, std::memory_order_release);
             hazard_ = nullptr;
         } else {
