@@ -6,7 +6,7 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <new>
+#include <memory>
 #include <vector>
 
 #include "common/backoff.hpp"
@@ -15,11 +15,13 @@
 #include "requests/registry.hpp"
 #include "requests/request.hpp"
 
+using mpipcl::api_guard;
+using mpipcl::ApiCall;
 using mpipcl::Backoff;
 using mpipcl::ErrId;
 using mpipcl::error_code;
-using mpipcl::raise_error;
 using mpipcl::requests::HandleRegistry;
+using mpipcl::requests::raise_on;
 using mpipcl::requests::Request;
 using mpipcl::requests::set_empty_status;
 using Ref = mpipcl::requests::HandleRegistry::Ref;
@@ -34,114 +36,233 @@ HandleRegistry& reg() { return HandleRegistry::instance(); }
 /// only, as MPI_Pready does.
 Ref ours(MPI_Request h) { return reg().empty() ? Ref{} : reg().acquire_light(h); }
 
-/// References to our requests in @p reqs (empty entries for the others); false when there
-/// are none, and then nothing was allocated.
-bool collect(int n, const MPI_Request* reqs, std::vector<Ref>* refs)
-{
-    if (reg().empty() || reqs == nullptr || n <= 0) {
-        return false;
-    }
-    bool any = false;
-    for (int i = 0; i < n; ++i) {
-        if (Ref r = reg().acquire(reqs[i])) {
-            if (refs->empty()) {
-                refs->resize(n);
-            }
-            (*refs)[i] = std::move(r);
-            any = true;
-        }
-    }
-    return any;
-}
-
-MPI_Status* status_at(MPI_Status* statuses, int i)
-{
-    return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
-}
-
-/// The ordinary requests of a mixed array, packed for one PMPI call and scattered back.
-struct Others {
-    std::vector<int> index;  // position in the user's array
-    std::vector<MPI_Request> reqs;
-    std::vector<MPI_Status> statuses;
-
-    Others(int n, const MPI_Request* user, const std::vector<Ref>& mine)
+/// A request array with at least one of our requests in it. Holds a reference on each of ours
+/// (an empty Ref at every other position), packs the others (ordinary requests and
+/// MPI_REQUEST_NULL) for one PMPI call, merges their handles, statuses and errors back into
+/// the user's arrays, and keeps the first error of the call. Statuses of an array call always
+/// carry MPI_ERROR: MPI_SUCCESS when nothing failed, else the call returns MPI_ERR_IN_STATUS
+/// (with MPI_STATUSES_IGNORE: the failing request's own code).
+class MixedArray {
+   public:
+    /// Takes references on ours among @p reqs; false (nothing allocated) when there are none,
+    /// and then the call belongs to PMPI as it is. @p statuses may be MPI_STATUSES_IGNORE (also
+    /// for the calls with one status: they merge none).
+    bool split(int n, MPI_Request* reqs, MPI_Status* statuses)
     {
+        if (reg().empty() || reqs == nullptr || n <= 0) {
+            return false;
+        }
         for (int i = 0; i < n; ++i) {
-            if (!mine[i]) {
-                index.push_back(i);
-                reqs.push_back(user[i]);
+            if (Ref r = reg().acquire(reqs[i])) {
+                mine_.resize(n);
+                mine_[i] = std::move(r);
             }
         }
-        statuses.resize(reqs.size());
+        n_ = n;
+        user_ = reqs;
+        statuses_ = statuses;
+        return !mine_.empty();
     }
-    int size() const { return static_cast<int>(reqs.size()); }
-    MPI_Status* st(MPI_Status* user_statuses)
-    {
-        return user_statuses == MPI_STATUSES_IGNORE ? MPI_STATUSES_IGNORE : statuses.data();
-    }
-    /// Writes handle k (and its status) back to the user's arrays.
-    void put_back(int k, MPI_Request* user, MPI_Status* user_statuses, int out_pos)
-    {
-        user[index[k]] = reqs[k];
-        if (user_statuses != MPI_STATUSES_IGNORE) {
-            user_statuses[out_pos] = statuses[k];
-        }
-    }
-};
 
-/// The first error of a multi-request call. With statuses the call returns
-/// MPI_ERR_IN_STATUS (each status says which); with MPI_STATUSES_IGNORE the failing request's
-/// own code, raised on its communicator.
-struct ArrayError {
-    int code = MPI_SUCCESS;
-    MPI_Comm comm = MPI_COMM_NULL;
-    void note(int c, MPI_Comm on)
+    int size() const { return n_; }
+    /// Ours at position @p i, or empty.
+    Ref& mine(int i) { return mine_[i]; }
+    /// The user's status slot @p i (MPI_STATUS_IGNORE without statuses).
+    MPI_Status* status(int i) const
     {
-        if (c != MPI_SUCCESS && code == MPI_SUCCESS) {
-            code = c;
-            comm = on;
+        return statuses_ == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses_[i];
+    }
+
+    /// Completes ours at @p i if its round is complete (status into @p st); notes its error.
+    bool complete_mine(int i, MPI_Status* st)
+    {
+        int err = MPI_SUCCESS;
+        if (!mine_[i]->try_complete(st, &err)) {
+            return false;
+        }
+        note(err, mine_[i]->comm());
+        return true;
+    }
+
+    /// The others, packed (built on first use).
+    int others()
+    {
+        pack();
+        return static_cast<int>(reqs_.size());
+    }
+    MPI_Request* other_requests()
+    {
+        pack();
+        return reqs_.data();
+    }
+    /// The user's position of other @p k.
+    int other_position(int k) const { return index_[k]; }
+
+    /// PMPI_Testall on the others: false while they are not all complete (nothing merged),
+    /// else true with every handle and status back in its place.
+    bool test_others_all()
+    {
+        if (others() == 0) {
+            return true;
+        }
+        int f = 0;
+        const int rc = PMPI_Testall(others(), reqs_.data(), &f, packed_statuses());
+        if (!f && rc == MPI_SUCCESS) {
+            return false;
+        }
+        for (int k = 0; k < others(); ++k) {
+            merge(k, k, index_[k], rc);
+        }
+        note(rc, MPI_COMM_NULL);
+        return true;
+    }
+
+    /// PMPI_Testsome on the others: the completed ones go back, their statuses and positions
+    /// appended at *out in @p indices. Returns PMPI's code; *done gets its outcount.
+    int test_others_some(int* indices, int* out, int* done)
+    {
+        std::vector<int> idx(others());
+        *done = MPI_UNDEFINED;
+        const int rc = PMPI_Testsome(others(), reqs_.data(), done, idx.data(), packed_statuses());
+        for (int j = 0; *done != MPI_UNDEFINED && j < *done; ++j) {
+            merge(idx[j], j, *out, rc);
+            indices[(*out)++] = index_[idx[j]];
+        }
+        note(rc, MPI_COMM_NULL);
+        return rc;
+    }
+
+    /// Puts other @p k's handle back (a completed request may have become MPI_REQUEST_NULL).
+    void put_back(int k) { user_[index_[k]] = reqs_[k]; }
+
+    /// Notes @p code (the first error wins) of a request on @p comm (MPI_COMM_NULL: not ours).
+    void note(int code, MPI_Comm comm)
+    {
+        if (code != MPI_SUCCESS && err_ == MPI_SUCCESS) {
+            err_ = code;
+            err_comm_ = comm;
         }
     }
-    int finish(const MPI_Status* statuses, const char* fn) const
+
+    /// The call's result once @p filled statuses (from the start) are written: MPI_SUCCESS
+    /// with each MPI_ERROR set to MPI_SUCCESS, or the first error raised on the communicator
+    /// of the request that failed (the default one for a request not ours).
+    int finish(ApiCall& call, int filled)
     {
-        if (code == MPI_SUCCESS) {
+        if (err_ == MPI_SUCCESS) {
+            for (int j = 0; statuses_ != MPI_STATUSES_IGNORE && j < filled; ++j) {
+                statuses_[j].MPI_ERROR = MPI_SUCCESS;
+            }
             return MPI_SUCCESS;
         }
-        const MPI_Comm on = comm == MPI_COMM_NULL ? mpipcl::default_error_comm() : comm;
-        return raise_error(on, statuses == MPI_STATUSES_IGNORE ? code : MPI_ERR_IN_STATUS, fn);
+        call.on(err_comm_);
+        return call.raise(statuses_ == MPI_STATUSES_IGNORE ? err_ : MPI_ERR_IN_STATUS);
     }
+
+   private:
+    void pack()
+    {
+        if (packed_) {
+            return;
+        }
+        for (int i = 0; i < n_; ++i) {
+            if (!mine_[i]) {
+                index_.push_back(i);
+                reqs_.push_back(user_[i]);
+            }
+        }
+        packed_statuses_.resize(statuses_ == MPI_STATUSES_IGNORE ? 0 : reqs_.size());
+        packed_ = true;
+    }
+    MPI_Status* packed_statuses()
+    {
+        return statuses_ == MPI_STATUSES_IGNORE ? MPI_STATUSES_IGNORE : packed_statuses_.data();
+    }
+    /// Other @p k back in the user's array; its PMPI status @p from to the user's slot @p to.
+    void merge(int k, int from, int to, int rc)
+    {
+        put_back(k);
+        if (statuses_ != MPI_STATUSES_IGNORE) {
+            statuses_[to] = packed_statuses_[from];
+            if (rc == MPI_ERR_IN_STATUS) {
+                note(packed_statuses_[from].MPI_ERROR, MPI_COMM_NULL);
+            }
+        }
+    }
+
+    int n_ = 0;
+    MPI_Request* user_ = nullptr;
+    MPI_Status* statuses_ = MPI_STATUSES_IGNORE;
+    std::vector<Ref> mine_;
+    bool packed_ = false;
+    std::vector<int> index_;  // user's position of each other
+    std::vector<MPI_Request> reqs_;
+    std::vector<MPI_Status> packed_statuses_;
+    int err_ = MPI_SUCCESS;
+    MPI_Comm err_comm_ = MPI_COMM_NULL;
 };
 
-/// Runs @p body; an allocation failure becomes MPI_ERR_NO_MEM and nothing escapes.
-template <class F>
-int guarded(const char* fn, F&& body) noexcept
-{
-    try {
-        return body();
-    } catch (const std::bad_alloc&) {
-        return raise_error(mpipcl::default_error_comm(), MPI_ERR_NO_MEM, fn);
-    } catch (...) {
-        return raise_error(mpipcl::default_error_comm(), MPI_ERR_INTERN, fn);
-    }
-}
-
-int null_arg(const char* fn)
-{
-    return raise_error(mpipcl::default_error_comm(), error_code(ErrId::NullArg), fn);
-}
-
 /// MPI_Start on one of ours: the caller's reference must be the only one (threads still
-/// inside the previous round finish first).
-int start_one(Ref& r)
+/// inside the previous round finish first). Errors go to its communicator.
+int start_one(Ref& r, ApiCall& call)
 {
+    call.on(r->comm());
     if (r->is_active()) {
-        return raise_error(r->comm(), error_code(ErrId::ActiveRequest), "MPI_Start");
+        return call.raise(ErrId::ActiveRequest);
     }
     HandleRegistry::wait_sole(r);
-    const int rc = r->start();
-    return rc == MPI_SUCCESS ? rc : raise_error(r->comm(), rc, "MPI_Start");
+    return call.raise(r->start());
 }
+
+/// MPI_Startall: the same request twice would wait for itself (start_one waits until it holds
+/// the only reference): erroneous, refused before anything starts. The request that is there
+/// twice, or null.
+Request* duplicate(MixedArray& a)
+{
+    std::vector<Request*> seen;
+    for (int i = 0; i < a.size(); ++i) {
+        if (a.mine(i)) {
+            seen.push_back(a.mine(i).get());
+        }
+    }
+    std::sort(seen.begin(), seen.end());
+    const auto dup = std::adjacent_find(seen.begin(), seen.end());
+    return dup == seen.end() ? nullptr : *dup;
+}
+
+/// MPI_Testany's look at ours: the first complete one (pass 0: already complete; pass 1:
+/// after driving progress), completed into @p status. *any_active: one of ours is active.
+bool complete_any_mine(MixedArray& a, int pass, MPI_Status* status, int* index, int* err,
+                       bool* any_active)
+{
+    for (int i = 0; i < a.size(); ++i) {
+        Ref& r = a.mine(i);
+        if (!r || !r->is_active()) {
+            continue;  // inactive: ignored like MPI_REQUEST_NULL
+        }
+        *any_active = true;
+        if (pass == 0 ? r->done() : r->peek(MPI_STATUS_IGNORE)) {
+            r->try_complete(status, err);
+            *index = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+/// Frees a request's MPI handle when MPI_Request_free leaves, whatever release() did.
+struct HandleFree {
+    MPI_Request* request;
+    ~HandleFree()
+    {
+        int finalized = 0;
+        PMPI_Finalized(&finalized);
+        if (!finalized) {
+            PMPI_Request_free(request);  // after MPI_Finalize the handle died with MPI
+        }
+        *request = MPI_REQUEST_NULL;
+    }
+};
 
 }  // namespace
 
@@ -149,176 +270,132 @@ extern "C" {
 
 MPIPCL_API int MPI_Start(MPI_Request* request)
 {
-    Ref r = request == nullptr ? Ref{} : ours(*request);
-    if (!r) {
-        return PMPI_Start(request);
-    }
-    return start_one(r);
+    return api_guard("MPI_Start", [&](ApiCall& call) -> int {
+        Ref r = request == nullptr ? Ref{} : ours(*request);
+        return r ? start_one(r, call) : PMPI_Start(request);
+    });
 }
 
 MPIPCL_API int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
-    return guarded("MPI_Startall", [&]() -> int {
-        std::vector<Ref> mine;
-        if (!collect(count, array_of_requests, &mine)) {
+    return api_guard("MPI_Startall", [&](ApiCall& call) -> int {
+        MixedArray a;
+        if (!a.split(count, array_of_requests, MPI_STATUSES_IGNORE)) {
             return PMPI_Startall(count, array_of_requests);
         }
-        // The same request twice would wait for itself (start_one waits until it holds the
-        // only reference): erroneous, refuse it before starting anything.
-        std::vector<Request*> seen;
-        for (int i = 0; i < count; ++i) {
-            if (mine[i]) {
-                seen.push_back(mine[i].get());
-            }
-        }
-        std::sort(seen.begin(), seen.end());
-        if (std::adjacent_find(seen.begin(), seen.end()) != seen.end()) {
-            return raise_error(seen.front()->comm(), error_code(ErrId::ActiveRequest),
-                               "MPI_Startall");
+        if (Request* dup = duplicate(a)) {
+            call.on(dup->comm());
+            return call.raise(ErrId::ActiveRequest);
         }
         for (int i = 0; i < count; ++i) {
-            if (mine[i]) {
-                if (const int rc = start_one(mine[i]); rc != MPI_SUCCESS) {
+            if (a.mine(i)) {
+                if (const int rc = start_one(a.mine(i), call); rc != MPI_SUCCESS) {
                     return rc;
                 }
             }
         }
-        Others o(count, array_of_requests, mine);
-        return o.size() == 0 ? MPI_SUCCESS : PMPI_Startall(o.size(), o.reqs.data());
+        // Starting leaves persistent handles as they are: nothing to merge back.
+        return a.others() == 0 ? MPI_SUCCESS : PMPI_Startall(a.others(), a.other_requests());
     });
 }
 
 MPIPCL_API int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status)
 {
-    Ref r = request == nullptr ? Ref{} : ours(*request);
-    if (!r) {
-        return PMPI_Test(request, flag, status);
-    }
-    if (flag == nullptr) {
-        return raise_error(r->comm(), error_code(ErrId::NullArg), "MPI_Test");
-    }
-    int err = MPI_SUCCESS;
-    *flag = r->try_complete(status, &err) ? 1 : 0;
-    return err == MPI_SUCCESS ? err : raise_error(r->comm(), err, "MPI_Test");
+    return api_guard("MPI_Test", [&](ApiCall& call) -> int {
+        Ref r = request == nullptr ? Ref{} : ours(*request);
+        if (!r) {
+            return PMPI_Test(request, flag, status);
+        }
+        if (flag == nullptr) {
+            return raise_on(call, *r, error_code(ErrId::NullArg));
+        }
+        int err = MPI_SUCCESS;
+        *flag = r->try_complete(status, &err) ? 1 : 0;
+        return raise_on(call, *r, err);
+    });
 }
 
 MPIPCL_API int MPI_Wait(MPI_Request* request, MPI_Status* status)
 {
-    Ref r = request == nullptr ? Ref{} : ours(*request);
-    if (!r) {
-        return PMPI_Wait(request, status);
-    }
-    int err = MPI_SUCCESS;
-    Backoff b = mpipcl::user_wait_backoff();
-    while (!r->try_complete(status, &err)) {
-        b.pause();
-    }
-    return err == MPI_SUCCESS ? err : raise_error(r->comm(), err, "MPI_Wait");
+    return api_guard("MPI_Wait", [&](ApiCall& call) -> int {
+        Ref r = request == nullptr ? Ref{} : ours(*request);
+        if (!r) {
+            return PMPI_Wait(request, status);
+        }
+        call.on(r->comm());
+        int err = MPI_SUCCESS;
+        Backoff b = mpipcl::user_wait_backoff();
+        while (!r->try_complete(status, &err)) {
+            b.pause();
+        }
+        return call.raise(err);
+    });
 }
 
 MPIPCL_API int MPI_Testall(int count, MPI_Request array_of_requests[], int* flag,
                            MPI_Status array_of_statuses[])
 {
-    return guarded("MPI_Testall", [&]() -> int {
-        std::vector<Ref> mine;
-        if (!collect(count, array_of_requests, &mine)) {
+    return api_guard("MPI_Testall", [&](ApiCall& call) -> int {
+        MixedArray a;
+        if (!a.split(count, array_of_requests, array_of_statuses)) {
             return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
         }
         if (flag == nullptr) {
-            return null_arg("MPI_Testall");
+            return call.raise(ErrId::NullArg);
         }
         // All-or-nothing: first make sure every partitioned request is done, without
         // touching any (peek drives progress and waits for the engine lock).
         for (int i = 0; i < count; ++i) {
-            if (mine[i] && !mine[i]->peek(MPI_STATUS_IGNORE)) {
+            if (a.mine(i) && !a.mine(i)->peek(MPI_STATUS_IGNORE)) {
                 *flag = 0;
                 return MPI_SUCCESS;
             }
         }
-        Others o(count, array_of_requests, mine);
-        ArrayError e;
-        if (o.size() > 0) {
-            int f = 0;
-            const int rc = PMPI_Testall(o.size(), o.reqs.data(), &f, o.st(array_of_statuses));
-            if (!f && rc == MPI_SUCCESS) {
-                *flag = 0;
-                return MPI_SUCCESS;
-            }
-            for (int k = 0; k < o.size(); ++k) {
-                o.put_back(k, array_of_requests, array_of_statuses, o.index[k]);
-                if (rc == MPI_ERR_IN_STATUS && array_of_statuses != MPI_STATUSES_IGNORE) {
-                    e.note(o.statuses[k].MPI_ERROR, MPI_COMM_NULL);
-                }
-            }
-            e.note(rc == MPI_ERR_IN_STATUS && e.code == MPI_SUCCESS ? MPI_ERR_IN_STATUS : rc,
-                   MPI_COMM_NULL);
+        if (!a.test_others_all()) {
+            *flag = 0;
+            return MPI_SUCCESS;
         }
         for (int i = 0; i < count; ++i) {
-            if (mine[i]) {
-                int err = MPI_SUCCESS;
-                mine[i]->try_complete(status_at(array_of_statuses, i), &err);
-                e.note(err, mine[i]->comm());
+            if (a.mine(i)) {
+                a.complete_mine(i, a.status(i));
             }
         }
         *flag = 1;
-        if (e.code == MPI_SUCCESS && array_of_statuses != MPI_STATUSES_IGNORE) {
-            for (int i = 0; i < count; ++i) {
-                array_of_statuses[i].MPI_ERROR = MPI_SUCCESS;
-            }
-        }
-        return e.finish(array_of_statuses, "MPI_Testall");
+        return a.finish(call, count);
     });
 }
 
 MPIPCL_API int MPI_Waitall(int count, MPI_Request array_of_requests[],
                            MPI_Status array_of_statuses[])
 {
-    return guarded("MPI_Waitall", [&]() -> int {
-        std::vector<Ref> mine;
-        if (!collect(count, array_of_requests, &mine)) {
+    return api_guard("MPI_Waitall", [&](ApiCall& call) -> int {
+        MixedArray a;
+        if (!a.split(count, array_of_requests, array_of_statuses)) {
             return PMPI_Waitall(count, array_of_requests, array_of_statuses);
         }
         std::vector<char> done(count, 0);
-        Others o(count, array_of_requests, mine);
-        bool others_done = o.size() == 0;
-        ArrayError e;
         int pending_mine = 0;
         for (int i = 0; i < count; ++i) {
-            pending_mine += mine[i] ? 1 : 0;
+            pending_mine += a.mine(i) ? 1 : 0;
         }
+        bool others_done = a.others() == 0;
         Backoff b = mpipcl::user_wait_backoff();
         while (pending_mine > 0 || !others_done) {
             bool moved = false;
             for (int i = 0; i < count; ++i) {
-                if (!mine[i] || done[i]) {
-                    continue;
-                }
-                int err = MPI_SUCCESS;
-                if (mine[i]->try_complete(status_at(array_of_statuses, i), &err)) {
+                if (a.mine(i) && !done[i] && a.complete_mine(i, a.status(i))) {
                     done[i] = 1;
                     --pending_mine;
                     moved = true;
-                    e.note(err, mine[i]->comm());
                 }
             }
-            if (!others_done) {
-                // Always Testall (with back-off between passes), never a blocking PMPI_Waitall:
-                // Open MPI 4.1's blocking wait can miss the completion of a truncated receive
-                // that the progress thread's MPI call completed, and then never returns
-                // (bad_input.waitall_statuses_ordinary_truncate).
-                int f = 0;
-                const int rc = PMPI_Testall(o.size(), o.reqs.data(), &f, o.st(array_of_statuses));
-                if (f || rc != MPI_SUCCESS) {
-                    others_done = true;
-                    moved = true;
-                    for (int k = 0; k < o.size(); ++k) {
-                        o.put_back(k, array_of_requests, array_of_statuses, o.index[k]);
-                        if (rc == MPI_ERR_IN_STATUS && array_of_statuses != MPI_STATUSES_IGNORE) {
-                            e.note(o.statuses[k].MPI_ERROR, MPI_COMM_NULL);
-                        }
-                    }
-                    e.note(rc, MPI_COMM_NULL);
-                }
+            // The others are polled with PMPI_Testall (back-off between passes), never a
+            // blocking PMPI_Waitall: Open MPI 4.1's blocking wait can miss the completion of a
+            // truncated receive that the progress thread's MPI call completed, and then never
+            // returns (bad_input.waitall_statuses_ordinary_truncate).
+            if (!others_done && a.test_others_all()) {
+                others_done = true;
+                moved = true;
             }
             if (moved) {
                 b.reset();
@@ -326,52 +403,37 @@ MPIPCL_API int MPI_Waitall(int count, MPI_Request array_of_requests[],
                 b.pause();
             }
         }
-        if (e.code == MPI_SUCCESS && array_of_statuses != MPI_STATUSES_IGNORE) {
-            for (int i = 0; i < count; ++i) {
-                array_of_statuses[i].MPI_ERROR = MPI_SUCCESS;
-            }
-        }
-        return e.finish(array_of_statuses, "MPI_Waitall");
+        return a.finish(call, count);
     });
 }
 
 MPIPCL_API int MPI_Testany(int count, MPI_Request array_of_requests[], int* index, int* flag,
                            MPI_Status* status)
 {
-    return guarded("MPI_Testany", [&]() -> int {
-        std::vector<Ref> mine;
-        if (!collect(count, array_of_requests, &mine)) {
+    return api_guard("MPI_Testany", [&](ApiCall& call) -> int {
+        MixedArray a;
+        if (!a.split(count, array_of_requests, MPI_STATUSES_IGNORE)) {
             return PMPI_Testany(count, array_of_requests, index, flag, status);
         }
         if (flag == nullptr || index == nullptr) {
-            return null_arg("MPI_Testany");
+            return call.raise(ErrId::NullArg);
         }
         bool any_active = false;
         for (int pass = 0; pass < 2; ++pass) {
-            for (int i = 0; i < count; ++i) {
-                if (!mine[i] || !mine[i]->is_active()) {
-                    continue;  // inactive: ignored like MPI_REQUEST_NULL
-                }
-                any_active = true;
-                // First pass: what is already complete; second: drive progress, then look.
-                if (pass == 0 ? mine[i]->done() : mine[i]->peek(MPI_STATUS_IGNORE)) {
-                    int err = MPI_SUCCESS;
-                    mine[i]->try_complete(status, &err);
-                    *index = i;
-                    *flag = 1;
-                    return err == MPI_SUCCESS ? err
-                                              : raise_error(mine[i]->comm(), err, "MPI_Testany");
-                }
+            int err = MPI_SUCCESS;
+            if (complete_any_mine(a, pass, status, index, &err, &any_active)) {
+                *flag = 1;
+                call.on(a.mine(*index)->comm());
+                return call.raise(err);
             }
             if (pass == 0) {
-                Others o(count, array_of_requests, mine);
                 int k = MPI_UNDEFINED;
                 int f = 0;
-                const int rc = PMPI_Testany(o.size(), o.reqs.data(), &k, &f, status);
+                const int rc = PMPI_Testany(a.others(), a.other_requests(), &k, &f, status);
                 if (rc != MPI_SUCCESS || (f && k != MPI_UNDEFINED)) {
                     if (k != MPI_UNDEFINED) {
-                        array_of_requests[o.index[k]] = o.reqs[k];
-                        *index = o.index[k];
+                        a.put_back(k);
+                        *index = a.other_position(k);
                     }
                     *flag = f;
                     return rc;
@@ -392,152 +454,127 @@ MPIPCL_API int MPI_Testany(int count, MPI_Request array_of_requests[], int* inde
 MPIPCL_API int MPI_Waitany(int count, MPI_Request array_of_requests[], int* index,
                            MPI_Status* status)
 {
-    if (reg().empty()) {
-        return PMPI_Waitany(count, array_of_requests, index, status);
-    }
-    Backoff b = mpipcl::user_wait_backoff();
-    for (;;) {
-        int flag = 0;
-        const int rc = MPI_Testany(count, array_of_requests, index, &flag, status);
-        if (flag || rc != MPI_SUCCESS) {
-            return rc;
+    return api_guard("MPI_Waitany", [&](ApiCall&) -> int {
+        if (reg().empty()) {
+            return PMPI_Waitany(count, array_of_requests, index, status);
         }
-        b.pause();
-    }
+        Backoff b = mpipcl::user_wait_backoff();
+        for (;;) {
+            int flag = 0;
+            const int rc = MPI_Testany(count, array_of_requests, index, &flag, status);
+            if (flag || rc != MPI_SUCCESS) {
+                return rc;
+            }
+            b.pause();
+        }
+    });
 }
 
 MPIPCL_API int MPI_Testsome(int incount, MPI_Request array_of_requests[], int* outcount,
                             int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    return guarded("MPI_Testsome", [&]() -> int {
-        std::vector<Ref> mine;
-        if (!collect(incount, array_of_requests, &mine)) {
+    return api_guard("MPI_Testsome", [&](ApiCall& call) -> int {
+        MixedArray a;
+        if (!a.split(incount, array_of_requests, array_of_statuses)) {
             return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
                                  array_of_statuses);
         }
         if (outcount == nullptr || array_of_indices == nullptr) {
-            return null_arg("MPI_Testsome");
+            return call.raise(ErrId::NullArg);
         }
         int out = 0;
         bool any_active = false;
-        ArrayError e;
         for (int i = 0; i < incount; ++i) {
-            if (!mine[i] || !mine[i]->is_active()) {
+            if (!a.mine(i) || !a.mine(i)->is_active()) {
                 continue;
             }
             any_active = true;
-            if (mine[i]->peek(MPI_STATUS_IGNORE)) {
-                int err = MPI_SUCCESS;
-                mine[i]->try_complete(status_at(array_of_statuses, out), &err);
-                e.note(err, mine[i]->comm());
+            if (a.mine(i)->peek(MPI_STATUS_IGNORE)) {
+                a.complete_mine(i, a.status(out));
                 array_of_indices[out++] = i;
             }
         }
-        Others o(incount, array_of_requests, mine);
-        std::vector<int> idx(o.size());
-        int k_out = MPI_UNDEFINED;
-        const int rc =
-            PMPI_Testsome(o.size(), o.reqs.data(), &k_out, idx.data(), o.st(array_of_statuses));
-        if (k_out != MPI_UNDEFINED) {
-            for (int j = 0; j < k_out; ++j) {
-                const int k = idx[j];
-                array_of_requests[o.index[k]] = o.reqs[k];
-                if (array_of_statuses != MPI_STATUSES_IGNORE) {
-                    array_of_statuses[out] = o.statuses[j];
-                    if (rc == MPI_ERR_IN_STATUS) {
-                        e.note(o.statuses[j].MPI_ERROR, MPI_COMM_NULL);
-                    }
-                }
-                array_of_indices[out++] = o.index[k];
-            }
-        }
-        e.note(rc, MPI_COMM_NULL);
-        if (out == 0 && !any_active && k_out == MPI_UNDEFINED && rc == MPI_SUCCESS) {
+        int others_done = MPI_UNDEFINED;
+        const int rc = a.test_others_some(array_of_indices, &out, &others_done);
+        if (out == 0 && !any_active && others_done == MPI_UNDEFINED && rc == MPI_SUCCESS) {
             *outcount = MPI_UNDEFINED;
             return MPI_SUCCESS;
         }
         *outcount = out;  // set even on an error: completed requests are never lost
-        if (e.code == MPI_SUCCESS && array_of_statuses != MPI_STATUSES_IGNORE) {
-            for (int j = 0; j < out; ++j) {
-                array_of_statuses[j].MPI_ERROR = MPI_SUCCESS;
-            }
-        }
-        return e.finish(array_of_statuses, "MPI_Testsome");
+        return a.finish(call, out);
     });
 }
 
 MPIPCL_API int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount,
                             int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    if (reg().empty()) {
-        return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices,
-                             array_of_statuses);
-    }
-    Backoff b = mpipcl::user_wait_backoff();
-    for (;;) {
-        const int rc =
-            MPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
-        if (rc != MPI_SUCCESS || outcount == nullptr || *outcount != 0) {
-            return rc;
+    return api_guard("MPI_Waitsome", [&](ApiCall&) -> int {
+        if (reg().empty()) {
+            return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices,
+                                 array_of_statuses);
         }
-        b.pause();
-    }
+        Backoff b = mpipcl::user_wait_backoff();
+        for (;;) {
+            const int rc = MPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
+                                        array_of_statuses);
+            if (rc != MPI_SUCCESS || outcount == nullptr || *outcount != 0) {
+                return rc;
+            }
+            b.pause();
+        }
+    });
 }
 
 MPIPCL_API int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status)
 {
-    Ref r = ours(request);
-    if (!r) {
-        return PMPI_Request_get_status(request, flag, status);
-    }
-    if (flag == nullptr) {
-        return raise_error(r->comm(), error_code(ErrId::NullArg), "MPI_Request_get_status");
-    }
-    *flag = r->peek(status) ? 1 : 0;
-    return MPI_SUCCESS;
+    return api_guard("MPI_Request_get_status", [&](ApiCall& call) -> int {
+        Ref r = ours(request);
+        if (!r) {
+            return PMPI_Request_get_status(request, flag, status);
+        }
+        call.on(r->comm());
+        if (flag == nullptr) {
+            return call.raise(ErrId::NullArg);
+        }
+        *flag = r->peek(status) ? 1 : 0;
+        return MPI_SUCCESS;
+    });
 }
 
 MPIPCL_API int MPI_Request_free(MPI_Request* request)
 {
-    bool closing = false;
-    Ref r = request == nullptr || reg().empty() ? Ref{} : reg().acquire(*request, &closing);
-    if (!r) {
-        if (closing) {
-            return raise_error(mpipcl::default_error_comm(), error_code(ErrId::ActiveRequest),
-                               "MPI_Request_free");
+    return api_guard("MPI_Request_free", [&](ApiCall& call) -> int {
+        bool closing = false;
+        Ref r = request == nullptr || reg().empty() ? Ref{} : reg().acquire(*request, &closing);
+        if (!r) {
+            return closing ? call.raise(ErrId::ActiveRequest) : PMPI_Request_free(request);
         }
-        return PMPI_Request_free(request);
-    }
-    const MPI_Comm comm = r->comm();
-    if (!r->begin_free()) {
-        return raise_error(comm, error_code(ErrId::ActiveRequest), "MPI_Request_free");
-    }
-    Request* req = r.get();
-    if (!reg().close(r)) {  // waits for every other thread inside it to leave
-        return raise_error(comm, error_code(ErrId::ActiveRequest), "MPI_Request_free");
-    }
-    const int rc = req->release();
-    delete req;
-    int finalized = 0;
-    PMPI_Finalized(&finalized);
-    MPI_Request handle = *request;
-    if (!finalized) {
-        PMPI_Request_free(&handle);  // after MPI_Finalize the handle died with MPI
-    }
-    *request = MPI_REQUEST_NULL;
-    return rc == MPI_SUCCESS ? rc : raise_error(comm, rc, "MPI_Request_free");
+        call.on(r->comm());
+        if (!r->begin_free()) {
+            return call.raise(ErrId::ActiveRequest);
+        }
+        Request* req = r.get();
+        if (!reg().close(r)) {  // waits for every other thread inside it to leave
+            return call.raise(ErrId::ActiveRequest);
+        }
+        // Whatever release() reports, the request and its handle are gone afterwards.
+        const HandleFree handle_free{request};
+        const std::unique_ptr<Request> owned(req);
+        owned->release();
+        return MPI_SUCCESS;
+    });
 }
 
 MPIPCL_API int MPI_Cancel(MPI_Request* request)
 {
-    Ref r = request == nullptr ? Ref{} : ours(*request);
-    if (!r) {
-        return PMPI_Cancel(request);
-    }
-    if (r->is_active()) {
-        return raise_error(r->comm(), error_code(ErrId::ActiveRequest), "MPI_Cancel");
-    }
-    return MPI_SUCCESS;
+    return api_guard("MPI_Cancel", [&](ApiCall& call) -> int {
+        Ref r = request == nullptr ? Ref{} : ours(*request);
+        if (!r) {
+            return PMPI_Cancel(request);
+        }
+        call.on(r->comm());
+        return r->is_active() ? call.raise(ErrId::ActiveRequest) : MPI_SUCCESS;
+    });
 }
 
 }  // extern "C"

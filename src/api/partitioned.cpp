@@ -13,13 +13,14 @@
 #include "requests/request.hpp"
 
 using mpipcl::api_guard;
+using mpipcl::ApiCall;
 using mpipcl::ErrId;
 using mpipcl::Error;
 using mpipcl::error_code;
 using mpipcl::Kind;
-using mpipcl::raise_error;
 using mpipcl::requests::HandleRegistry;
 using mpipcl::requests::InitArgs;
+using mpipcl::requests::raise_on;
 using mpipcl::requests::Request;
 
 namespace {
@@ -34,12 +35,67 @@ int tag_upper_bound(MPI_Comm comm)
 
 bool library_initialized() { return mpipcl::progress::Engine::instance().initialized(); }
 
+/// The checks of an init call's peer and tag on @p comm (not null). Throws Error.
+void check_envelope(Kind kind, int peer, int tag, MPI_Comm comm)
+{
+    int size = 0;
+    if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS) {
+        throw Error(ErrId::BadComm, "invalid communicator");
+    }
+    if (kind == Kind::Recv && peer == MPI_ANY_SOURCE) {
+        throw Error(ErrId::BadRank, "MPI_ANY_SOURCE in MPI_Precv_init");
+    }
+    if (peer != MPI_PROC_NULL && (peer < 0 || peer >= size)) {
+        throw Error(ErrId::BadRank, "peer rank out of range");
+    }
+    if (kind == Kind::Recv && tag == MPI_ANY_TAG) {
+        throw Error(ErrId::BadTag, "MPI_ANY_TAG in MPI_Precv_init");
+    }
+    if (tag < 0 || tag > tag_upper_bound(comm)) {
+        throw Error(ErrId::BadTag, "tag out of range");
+    }
+}
+
+/// The checks of an init call's datatype and total size (partitions > 0, count >= 0); fills
+/// the sizes into @p args and returns the total in bytes. Throws Error.
+MPI_Count check_buffer(int partitions, MPI_Count count, MPI_Datatype datatype, InitArgs* args)
+{
+    if (datatype == MPI_DATATYPE_NULL) {
+        throw Error(ErrId::BadType, "MPI_DATATYPE_NULL");
+    }
+    MPI_Count type_size = 0;
+    MPI_Count lb = 0;
+    MPI_Count extent = 0;
+    if (PMPI_Type_size_x(datatype, &type_size) != MPI_SUCCESS ||
+        PMPI_Type_get_extent_x(datatype, &lb, &extent) != MPI_SUCCESS) {
+        throw Error(ErrId::BadType, "invalid datatype");
+    }
+    // The whole buffer must be addressable and its size countable: partitions * count
+    // elements, their bytes (MPI_Count) and their span (MPI_Aint).
+    MPI_Count elems = 0;
+    MPI_Count bytes = 0;
+    MPI_Count span = 0;
+    if (__builtin_mul_overflow(static_cast<MPI_Count>(partitions), count, &elems) ||
+        __builtin_mul_overflow(elems, type_size, &bytes) ||
+        __builtin_mul_overflow(elems, extent, &span) ||
+        span > std::numeric_limits<MPI_Aint>::max() ||
+        span < std::numeric_limits<MPI_Aint>::min()) {
+        throw Error(ErrId::BadCount, "partitions * count * extent overflows MPI_Aint");
+    }
+    args->partitions = partitions;
+    args->count = count;
+    args->datatype = datatype;
+    args->type_size = type_size;
+    args->extent = static_cast<MPI_Aint>(extent);
+    return bytes;
+}
+
 int partitioned_init(Kind kind, const void* buf, int partitions, MPI_Count count,
                      MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, MPI_Info info,
                      MPI_Request* request, const char* fn)
 {
-    const MPI_Comm err_comm = comm == MPI_COMM_NULL ? mpipcl::default_error_comm() : comm;
-    return api_guard(err_comm, fn, [&]() -> int {
+    return api_guard(fn, [&](ApiCall& call) -> int {
+        call.on(comm);
         if (!library_initialized()) {
             throw Error(ErrId::NotInitialized, "MPI_Init did not go through libmpipcl");
         }
@@ -55,45 +111,9 @@ int partitioned_init(Kind kind, const void* buf, int partitions, MPI_Count count
         if (count < 0) {
             throw Error(ErrId::BadCount, "count < 0");
         }
-        int size = 0;
-        if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS) {
-            throw Error(ErrId::BadComm, "invalid communicator");
-        }
-        if (kind == Kind::Recv && peer == MPI_ANY_SOURCE) {
-            throw Error(ErrId::BadRank, "MPI_ANY_SOURCE in MPI_Precv_init");
-        }
-        if (peer != MPI_PROC_NULL && (peer < 0 || peer >= size)) {
-            throw Error(ErrId::BadRank, "peer rank out of range");
-        }
-        if (kind == Kind::Recv && tag == MPI_ANY_TAG) {
-            throw Error(ErrId::BadTag, "MPI_ANY_TAG in MPI_Precv_init");
-        }
-        if (tag < 0 || tag > tag_upper_bound(comm)) {
-            throw Error(ErrId::BadTag, "tag out of range");
-        }
-        if (datatype == MPI_DATATYPE_NULL) {
-            throw Error(ErrId::BadType, "MPI_DATATYPE_NULL");
-        }
-        MPI_Count type_size = 0;
-        MPI_Count lb = 0;
-        MPI_Count extent = 0;
-        if (PMPI_Type_size_x(datatype, &type_size) != MPI_SUCCESS ||
-            PMPI_Type_get_extent_x(datatype, &lb, &extent) != MPI_SUCCESS) {
-            throw Error(ErrId::BadType, "invalid datatype");
-        }
-        // The whole buffer must be addressable and its size countable: partitions * count
-        // elements, their bytes (MPI_Count) and their span (MPI_Aint).
-        MPI_Count elems = 0;
-        MPI_Count bytes = 0;
-        MPI_Count span = 0;
-        if (__builtin_mul_overflow(static_cast<MPI_Count>(partitions), count, &elems) ||
-            __builtin_mul_overflow(elems, type_size, &bytes) ||
-            __builtin_mul_overflow(elems, extent, &span) ||
-            span > std::numeric_limits<MPI_Aint>::max() ||
-            span < std::numeric_limits<MPI_Aint>::min()) {
-            throw Error(ErrId::BadCount, "partitions * count * extent overflows MPI_Aint");
-        }
         InitArgs args;
+        check_envelope(kind, peer, tag, comm);
+        const MPI_Count bytes = check_buffer(partitions, count, datatype, &args);
         args.options = mpipcl::request_options(info);
         if (mpipcl::requests::settle_backend(&args.options, bytes) == mpipcl::BackendKind::Native) {
 #if MPIPCL_MPI_HAS_PARTITIONED
@@ -108,14 +128,9 @@ int partitioned_init(Kind kind, const void* buf, int partitions, MPI_Count count
         }
         args.kind = kind;
         args.buf = buf;
-        args.partitions = partitions;
-        args.count = count;
-        args.datatype = datatype;
         args.peer = peer;
         args.tag = tag;
         args.comm = comm;
-        args.type_size = type_size;
-        args.extent = static_cast<MPI_Aint>(extent);
         MPI_Request handle = MPI_REQUEST_NULL;
         Request::create(args, &handle);
         *request = handle;
@@ -123,46 +138,57 @@ int partitioned_init(Kind kind, const void* buf, int partitions, MPI_Count count
     });
 }
 
-/// Raises @p rc on the request's communicator.
-int raise_on(const Request& r, int rc, const char* fn)
-{
-    return rc == MPI_SUCCESS ? rc : raise_error(r.comm(), rc, fn);
-}
-
-/// A handle of ours that another thread is freeing right now: erroneous use.
-int being_freed(const char* fn)
-{
-    return raise_error(mpipcl::default_error_comm(), error_code(ErrId::WrongKind), fn);
-}
-
-#if !MPIPCL_MPI_HAS_PARTITIONED
-int not_partitioned(const char* fn)
-{
-    return raise_error(mpipcl::default_error_comm(), error_code(ErrId::WrongKind), fn);
-}
+#if MPIPCL_MPI_HAS_PARTITIONED
+constexpr bool kHasNative = true;
+/// The MPI's own partitioned call, for a handle that is not ours.
+#define MPIPCL_NATIVE(expr) [&] { return (expr); }
+#else
+constexpr bool kHasNative = false;
+#define MPIPCL_NATIVE(expr) [] { return MPI_SUCCESS; }  // never called
 #endif
 
 /// A (light) reference on @p request when it is ours. Otherwise empty, and *rc is the answer:
-/// an error when another thread is freeing it, else what the MPI's own call @p native says.
+/// the MPI's own call @p native, or an error (wrong kind) when the MPI has none or another
+/// thread is freeing the handle right now.
 template <class Native>
-HandleRegistry::Ref ours(MPI_Request request, const char* fn, int* rc, Native&& native)
+HandleRegistry::Ref ours(MPI_Request request, ApiCall& call, int* rc, Native&& native)
 {
     bool closing = false;
     HandleRegistry::Ref r = HandleRegistry::instance().acquire_light(request, &closing);
     if (!r) {
-        *rc = closing ? being_freed(fn) : native();
+        *rc = closing || !kHasNative ? call.raise(ErrId::WrongKind) : native();
     }
     return r;
 }
 
-}  // namespace
+/// MPI_Pready_list's check of the whole list (range, duplicates) before anything is marked.
+int check_list(int length, const int* list, int parts)
+{
+    std::vector<char> seen;
+    if (length > 16) {
+        seen.assign(parts, 0);
+    }
+    for (int i = 0; i < length; ++i) {
+        const int p = list[i];
+        if (p < 0 || p >= parts) {
+            return error_code(ErrId::BadPartition);
+        }
+        if (length > 16) {
+            if (seen[p]++) {
+                return error_code(ErrId::DuplicatePready);
+            }
+        } else {
+            for (int j = 0; j < i; ++j) {
+                if (list[j] == p) {
+                    return error_code(ErrId::DuplicatePready);
+                }
+            }
+        }
+    }
+    return MPI_SUCCESS;
+}
 
-/// The MPI's own partitioned call for a handle that is not ours (an error without one).
-#if MPIPCL_MPI_HAS_PARTITIONED
-#define MPIPCL_NATIVE(fn, call) [&] { return call; }
-#else
-#define MPIPCL_NATIVE(fn, call) [&] { return not_partitioned(fn); }
-#endif
+}  // namespace
 
 extern "C" {
 
@@ -184,141 +210,121 @@ MPIPCL_API int MPI_Precv_init(void* buf, int partitions, MPI_Count count, MPI_Da
 
 MPIPCL_API int MPI_Pready(int partition, MPI_Request request)
 {
-    int rc = MPI_SUCCESS;
-    HandleRegistry::Ref r = ours(request, "MPI_Pready", &rc,
-                                 MPIPCL_NATIVE("MPI_Pready", PMPI_Pready(partition, request)));
-    if (!r) {
-        return rc;
-    }
-    return raise_on(*r, r->pready(partition), "MPI_Pready");
+    return api_guard("MPI_Pready", [&](ApiCall& call) -> int {
+        int rc = MPI_SUCCESS;
+        HandleRegistry::Ref r =
+            ours(request, call, &rc, MPIPCL_NATIVE(PMPI_Pready(partition, request)));
+        return r ? raise_on(call, *r, r->pready(partition)) : rc;
+    });
 }
 
 MPIPCL_API int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request)
 {
-    int rc = MPI_SUCCESS;
-    HandleRegistry::Ref r =
-        ours(request, "MPI_Pready_range", &rc,
-             MPIPCL_NATIVE("MPI_Pready_range",
-                           PMPI_Pready_range(partition_low, partition_high, request)));
-    if (!r) {
-        return rc;
-    }
-    if (partition_low > partition_high || partition_low < 0 ||
-        partition_high >= r->endpoint().partitions) {
-        return raise_on(*r, error_code(ErrId::BadPartition), "MPI_Pready_range");
-    }
-    // Mark them all (a word of ready bits at a time), then issue the MPI work once (one
-    // Startall / one Put run and flush).
-    return raise_on(*r, r->pready_range(partition_low, partition_high), "MPI_Pready_range");
+    return api_guard("MPI_Pready_range", [&](ApiCall& call) -> int {
+        int rc = MPI_SUCCESS;
+        HandleRegistry::Ref r =
+            ours(request, call, &rc,
+                 MPIPCL_NATIVE(PMPI_Pready_range(partition_low, partition_high, request)));
+        if (!r) {
+            return rc;
+        }
+        if (partition_low > partition_high || partition_low < 0 ||
+            partition_high >= r->endpoint().partitions) {
+            return raise_on(call, *r, error_code(ErrId::BadPartition));
+        }
+        // Mark them all (a word of ready bits at a time), then issue the MPI work once (one
+        // Startall / one Put run and flush).
+        return raise_on(call, *r, r->pready_range(partition_low, partition_high));
+    });
 }
 
 MPIPCL_API int MPI_Pready_list(int length, MPIPCL_PREADY_LIST_CONST int array_of_partitions[],
                                MPI_Request request)
 {
-    int rc = MPI_SUCCESS;
-    HandleRegistry::Ref r = ours(
-        request, "MPI_Pready_list", &rc,
-        MPIPCL_NATIVE("MPI_Pready_list", PMPI_Pready_list(length, array_of_partitions, request)));
-    if (!r) {
-        return rc;
-    }
-    if (length < 0 || (length > 0 && array_of_partitions == nullptr)) {
-        return raise_on(*r, error_code(ErrId::NullArg), "MPI_Pready_list");
-    }
-    // Check the whole list (range, duplicates) before marking anything.
-    const int parts = r->endpoint().partitions;
-    std::vector<char> seen;
-    try {
-        if (length > 16) {
-            seen.assign(parts, 0);
+    return api_guard("MPI_Pready_list", [&](ApiCall& call) -> int {
+        int rc = MPI_SUCCESS;
+        HandleRegistry::Ref r =
+            ours(request, call, &rc,
+                 MPIPCL_NATIVE(PMPI_Pready_list(length, array_of_partitions, request)));
+        if (!r) {
+            return rc;
         }
-    } catch (const std::bad_alloc&) {
-        return raise_on(*r, MPI_ERR_NO_MEM, "MPI_Pready_list");
-    }
-    for (int i = 0; i < length; ++i) {
-        const int p = array_of_partitions[i];
-        if (p < 0 || p >= parts) {
-            return raise_on(*r, error_code(ErrId::BadPartition), "MPI_Pready_list");
+        call.on(r->comm());  // also for the check's allocation failing
+        if (length < 0 || (length > 0 && array_of_partitions == nullptr)) {
+            return call.raise(ErrId::NullArg);
         }
-        if (length > 16) {
-            if (seen[p]++) {
-                return raise_on(*r, error_code(ErrId::DuplicatePready), "MPI_Pready_list");
-            }
-        } else {
-            for (int j = 0; j < i; ++j) {
-                if (array_of_partitions[j] == p) {
-                    return raise_on(*r, error_code(ErrId::DuplicatePready), "MPI_Pready_list");
-                }
-            }
+        rc = check_list(length, array_of_partitions, r->endpoint().partitions);
+        if (rc != MPI_SUCCESS) {
+            return call.raise(rc);
         }
-    }
-    for (int i = 0; i < length && rc == MPI_SUCCESS; ++i) {
-        rc = r->pready(array_of_partitions[i], false);
-    }
-    r->flush_ready();
-    return raise_on(*r, rc, "MPI_Pready_list");
+        for (int i = 0; i < length && rc == MPI_SUCCESS; ++i) {
+            rc = r->pready(array_of_partitions[i], false);
+        }
+        r->flush_ready();
+        return call.raise(rc);
+    });
 }
 
 MPIPCL_API int MPI_Parrived(MPI_Request request, int partition, int* flag)
 {
-    if (flag == nullptr) {
-        return raise_error(mpipcl::default_error_comm(), error_code(ErrId::NullArg),
-                           "MPI_Parrived");
-    }
-    if (request == MPI_REQUEST_NULL) {
-        *flag = 1;
-        return MPI_SUCCESS;
-    }
-    int rc = MPI_SUCCESS;
-    HandleRegistry::Ref r =
-        ours(request, "MPI_Parrived", &rc,
-             MPIPCL_NATIVE("MPI_Parrived", PMPI_Parrived(request, partition, flag)));
-    if (!r) {
-        return rc;
-    }
-    return raise_on(*r, r->parrived(partition, flag), "MPI_Parrived");
+    return api_guard("MPI_Parrived", [&](ApiCall& call) -> int {
+        if (flag == nullptr) {
+            return call.raise(ErrId::NullArg);
+        }
+        if (request == MPI_REQUEST_NULL) {
+            *flag = 1;
+            return MPI_SUCCESS;
+        }
+        int rc = MPI_SUCCESS;
+        HandleRegistry::Ref r =
+            ours(request, call, &rc, MPIPCL_NATIVE(PMPI_Parrived(request, partition, flag)));
+        return r ? raise_on(call, *r, r->parrived(partition, flag)) : rc;
+    });
 }
 
 MPIPCL_API int MPIX_Pcl_backend(MPI_Request request, const char** name)
 {
-    if (name == nullptr) {
-        return raise_error(mpipcl::default_error_comm(), error_code(ErrId::NullArg),
-                           "MPIX_Pcl_backend");
-    }
-    HandleRegistry::Ref r = HandleRegistry::instance().acquire(request);
-    if (!r) {
-        return raise_error(mpipcl::default_error_comm(), error_code(ErrId::WrongKind),
-                           "MPIX_Pcl_backend");
-    }
-    *name = mpipcl::backend_name(r->backend());
-    return MPI_SUCCESS;
+    return api_guard("MPIX_Pcl_backend", [&](ApiCall& call) -> int {
+        if (name == nullptr) {
+            return call.raise(ErrId::NullArg);
+        }
+        HandleRegistry::Ref r = HandleRegistry::instance().acquire(request);
+        if (!r) {
+            return call.raise(ErrId::WrongKind);
+        }
+        *name = mpipcl::backend_name(r->backend());
+        return MPI_SUCCESS;
+    });
 }
 
 MPIPCL_API int MPIX_Pbuf_prepare(MPI_Request request)
 {
-    if (request == MPI_REQUEST_NULL) {
-        return MPI_SUCCESS;
-    }
-    HandleRegistry::Ref r = HandleRegistry::instance().acquire(request);
-    if (!r) {
-        return raise_error(mpipcl::default_error_comm(), error_code(ErrId::WrongKind),
-                           "MPIX_Pbuf_prepare");
-    }
-    return raise_on(*r, r->prepare(), "MPIX_Pbuf_prepare");
+    return api_guard("MPIX_Pbuf_prepare", [&](ApiCall& call) -> int {
+        if (request == MPI_REQUEST_NULL) {
+            return MPI_SUCCESS;
+        }
+        HandleRegistry::Ref r = HandleRegistry::instance().acquire(request);
+        if (!r) {
+            return call.raise(ErrId::WrongKind);
+        }
+        call.on(r->comm());
+        return call.raise(r->prepare());
+    });
 }
 
 MPIPCL_API int MPIX_Pbuf_prepareall(int count, MPI_Request requests[])
 {
-    if (count < 0 || (count > 0 && requests == nullptr)) {
-        return raise_error(mpipcl::default_error_comm(), error_code(ErrId::NullArg),
-                           "MPIX_Pbuf_prepareall");
-    }
-    for (int i = 0; i < count; ++i) {
-        if (const int rc = MPIX_Pbuf_prepare(requests[i]); rc != MPI_SUCCESS) {
-            return rc;
+    return api_guard("MPIX_Pbuf_prepareall", [&](ApiCall& call) -> int {
+        if (count < 0 || (count > 0 && requests == nullptr)) {
+            return call.raise(ErrId::NullArg);
         }
-    }
-    return MPI_SUCCESS;
+        for (int i = 0; i < count; ++i) {
+            if (const int rc = MPIX_Pbuf_prepare(requests[i]); rc != MPI_SUCCESS) {
+                return rc;
+            }
+        }
+        return MPI_SUCCESS;
+    });
 }
 
 }  // extern "C"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Error codes (registered under the standard MPI classes), the Error exception used on setup
-// paths, and api_guard, which turns everything into an MPI code at the C boundary.
+// paths, and api_guard, the one place where exceptions become MPI codes (at the C boundary).
 #pragma once
 
 #include <mpi.h>
@@ -9,6 +9,8 @@
 #include <new>
 #include <string>
 #include <utility>
+
+#include "common/assert.hpp"
 
 namespace mpipcl {
 
@@ -45,8 +47,11 @@ int error_code(ErrId id) noexcept;
 class Error : public std::exception {
    public:
     Error(ErrId id, std::string what) : code_(error_code(id)), what_(std::move(what)) {}
-    /// Wraps a code returned by a PMPI call.
-    Error(int mpi_code, std::string what) : code_(mpi_code), what_(std::move(what)) {}
+    /// Wraps a code returned by a failed PMPI call.
+    Error(int mpi_code, std::string what) : code_(mpi_code), what_(std::move(what))
+    {
+        MPIPCL_ASSERT(mpi_code != MPI_SUCCESS, "an Error always carries a failure");
+    }
     int code() const noexcept { return code_; }
     const char* what() const noexcept override { return what_.c_str(); }
 
@@ -72,22 +77,59 @@ int raise_error(MPI_Comm comm, int code, const char* fn) noexcept;
 /// Logs an error's detail at level Info (the class goes to the error handler).
 void log_error_detail(const char* fn, const char* what) noexcept;
 
-/// Runs @p body (returning an MPI code), maps exceptions to codes and raises errors on @p comm.
-template <class F>
-int api_guard(MPI_Comm comm, const char* fn, F&& body) noexcept
-{
-    int rc = MPI_SUCCESS;
-    try {
-        rc = body();
-    } catch (const Error& e) {
-        rc = e.code();
-        log_error_detail(fn, e.what());
-    } catch (const std::bad_alloc&) {
-        rc = MPI_ERR_NO_MEM;
-    } catch (...) {
-        rc = MPI_ERR_INTERN;
+/// The error side of one extern "C" call: its name, and the communicator whose error handler
+/// its errors go to. That is MPI-4's default for errors tied to no object
+/// (default_error_comm()) until the body names the request's or the call's communicator.
+class ApiCall {
+   public:
+    explicit ApiCall(const char* fn) noexcept : fn_(fn) {}
+    const char* name() const noexcept { return fn_; }
+    /// From now on errors go to @p comm's handler (MPI_COMM_NULL: the default again).
+    void on(MPI_Comm comm) noexcept { comm_ = comm; }
+    /// Invokes the handler for @p code unless it is MPI_SUCCESS; returns @p code.
+    int raise(int code) const noexcept
+    {
+        return code == MPI_SUCCESS ? code : raise_error(target(), code, fn_);
     }
-    return rc == MPI_SUCCESS ? rc : raise_error(comm, rc, fn);
+    int raise(ErrId id) const noexcept { return raise(error_code(id)); }
+    /// An exception that reached api_guard: logs @p what (level Info), then raises @p code.
+    int raise_caught(int code, const char* what) const noexcept
+    {
+        log_error_detail(fn_, what);
+        return raise(code);
+    }
+
+   private:
+    MPI_Comm target() const noexcept
+    {
+        return comm_ == MPI_COMM_NULL ? default_error_comm() : comm_;
+    }
+    const char* fn_;
+    MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
+/// The body of every extern "C" entry point runs inside this guard: `return api_guard(
+/// "MPI_X", [&](ApiCall& call) -> int { ... });`. The body returns an MPI code whose error
+/// handler has already run: MPI_SUCCESS, call.raise(...), or the result of a PMPI call (the MPI
+/// ran the handler itself). An exception never leaves: mpipcl::Error becomes its code,
+/// std::bad_alloc MPI_ERR_NO_MEM, anything else MPI_ERR_INTERN; its detail is logged at level
+/// Info and the code raised once on the call's communicator (ApiCall::on). The try block costs
+/// nothing while nothing throws, so the per-partition calls use it too.
+template <class F>
+int api_guard(const char* fn, F&& body) noexcept
+{
+    ApiCall call(fn);
+    try {
+        return body(call);
+    } catch (const Error& e) {
+        return call.raise_caught(e.code(), e.what());
+    } catch (const std::bad_alloc&) {
+        return call.raise_caught(MPI_ERR_NO_MEM, "out of memory");
+    } catch (const std::exception& e) {
+        return call.raise_caught(MPI_ERR_INTERN, e.what());
+    } catch (...) {
+        return call.raise_caught(MPI_ERR_INTERN, "unknown exception");
+    }
 }
 
 }  // namespace mpipcl

@@ -2,6 +2,7 @@
 // The request state machine: rounds, Pready/Parrived checks, completion and statuses.
 #include "requests/request.hpp"
 
+#include "common/assert.hpp"
 #include "common/backoff.hpp"
 #include "common/error.hpp"
 #include "progress/backends.hpp"
@@ -108,7 +109,7 @@ Request::Request(std::shared_ptr<Transfer> t, MPI_Request handle)
 
 Request::~Request() = default;
 
-int Request::start() noexcept
+int Request::start()
 {
     Engine& engine = Engine::instance();
     if (!engine.initialized()) {
@@ -119,17 +120,13 @@ int Request::start() noexcept
     }
     try {
         engine.start(t_);
-    } catch (const Error& e) {
-        state_.abort_start();
-        return e.code();
-    } catch (const std::bad_alloc&) {
-        state_.abort_start();
-        return MPI_ERR_NO_MEM;
     } catch (...) {
-        state_.abort_start();
-        return MPI_ERR_INTERN;
+        const bool aborted = state_.abort_start();
+        MPIPCL_ASSERT(aborted, "only this call moves a Starting request on");
+        throw;  // api_guard makes it the call's error
     }
-    state_.end_start();
+    const bool started = state_.end_start();
+    MPIPCL_ASSERT(started, "only this call moves a Starting request on");
     return MPI_SUCCESS;
 }
 
@@ -204,20 +201,14 @@ int Request::prepare() noexcept
     return MPI_SUCCESS;
 }
 
-int Request::release() noexcept
+void Request::release()
 {
     Engine& engine = Engine::instance();
     if (!engine.initialized()) {
-        return error_code(ErrId::NotInitialized);  // after MPI_Finalize (backend released)
+        // After MPI_Finalize the engine released the backend already.
+        throw Error(ErrId::NotInitialized, "MPI_Request_free after MPI_Finalize");
     }
-    try {
-        engine.remove(t_);
-    } catch (const Error& e) {
-        return e.code();
-    } catch (...) {
-        return MPI_ERR_INTERN;
-    }
-    return MPI_SUCCESS;
+    engine.remove(t_);
 }
 
 void Request::fill_status(MPI_Status* status) const noexcept

@@ -59,8 +59,10 @@ class Request {
     bool done() const { return is_active() && t_->round_complete(); }
 
     // ---- user operations; the caller holds a registry reference ----
-    /// MPI_Start. The caller holds the only reference (HandleRegistry::wait_sole).
-    [[nodiscard]] int start() noexcept;
+    /// MPI_Start. The caller holds the only reference (HandleRegistry::wait_sole). Returns
+    /// an MPI code for a request that cannot start; what the engine throws (Error,
+    /// std::bad_alloc) passes through, with the request left inactive.
+    [[nodiscard]] int start();
     /// Marks @p partition ready. At MPI_THREAD_MULTIPLE it then issues the backend's queued
     /// MPI work unless @p flush is false (Pready_range/list mark all, then call flush_ready()).
     [[nodiscard]] int pready(int partition, bool flush = true) noexcept;
@@ -79,8 +81,8 @@ class Request {
     /// this round, the round completed or pairing failed; receiver: returns at once.
     [[nodiscard]] int prepare() noexcept;
     /// MPI_Request_free, after the registry closed the request (nobody else inside):
-    /// withdraws it from the engine. Returns an MPI code.
-    [[nodiscard]] int release() noexcept;
+    /// withdraws it from the engine. Throws Error (also after MPI_Finalize).
+    void release();
     /// MPI_Request_free: Inactive -> Freed; false while a round is starting or active.
     bool begin_free() noexcept { return state_.begin_free(); }
 
@@ -193,6 +195,16 @@ inline void Request::issue_queued() noexcept
     }
     *flag = 0;
     return MPI_SUCCESS;
+}
+
+/// @p rc of a call on @p r, raised on @p r's communicator unless it is MPI_SUCCESS. The
+/// communicator is read only on an error: nothing extra on the per-partition path.
+inline int raise_on(ApiCall& call, const Request& r, int rc) noexcept
+{
+    if (rc != MPI_SUCCESS) [[unlikely]] {
+        call.on(r.comm());
+    }
+    return call.raise(rc);
 }
 
 }  // namespace mpipcl::requests

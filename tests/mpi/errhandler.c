@@ -75,6 +75,16 @@ int main(int argc, char** argv)
         EXPECT_HANDLED(MPI_Parrived(req, -1, &flag), MPI_ERR_ARG);
         EXPECT_HANDLED(MPI_Pready(0, req), MPI_ERR_REQUEST);
     }
+    /* The completion-family calls on the active request, each through the request's own
+     * communicator: restart, the same request twice in one Startall, cancel, free, a NULL flag. */
+    EXPECT_HANDLED(MPI_Start(&req), MPI_ERR_REQUEST);
+    MPI_Request twice[2] = {req, req};
+    EXPECT_HANDLED(MPI_Startall(2, twice), MPI_ERR_REQUEST);
+    EXPECT_HANDLED(MPI_Cancel(&req), MPI_ERR_REQUEST);
+    EXPECT_HANDLED(MPI_Request_free(&req), MPI_ERR_REQUEST);
+    TU_CHECK_MSG(req != MPI_REQUEST_NULL, "a failed MPI_Request_free released the handle");
+    EXPECT_HANDLED(MPI_Test(&req, NULL, MPI_STATUS_IGNORE), MPI_ERR_ARG);
+    EXPECT_HANDLED(MPI_Request_get_status(req, NULL, MPI_STATUS_IGNORE), MPI_ERR_ARG);
     int calls = hc_calls;
     TU_MPI(tu_wait(&req, MPI_STATUS_IGNORE, "transfer"));
     if (tu_rank == 1) {
