@@ -41,9 +41,11 @@ struct BackendModule {
     /// The sender's Setup for this backend.
     Offer (*make_offer)(const Endpoint& ep, const RequestOptions& opts) = nullptr;
     /// Builds the backend for agreement @p a on the private communicator @p comm; null when
-    /// this buffer or datatype cannot use it (the factory then falls back). Throws Error.
+    /// this buffer or datatype cannot use it, with *why_not (a static string) saying why: the
+    /// module only reports, the factory decides what to do and logs it. Throws Error.
     std::unique_ptr<Backend> (*create)(const Endpoint& ep, const RequestOptions& opts,
-                                       const Agreement& a, MPI_Comm comm) = nullptr;
+                                       const Agreement& a, MPI_Comm comm,
+                                       const char** why_not) = nullptr;
     /// Data tags the receiver must reserve for @p a (a.messages resolved); 0 for none.
     int (*tags_needed)(const Agreement& a) = nullptr;
     /// Automatic message count: @p send_partitions, @p total_bytes, the smallest message

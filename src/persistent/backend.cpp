@@ -49,7 +49,7 @@ Offer make_offer(const Endpoint& ep, const RequestOptions& opts)
 int tags_needed(const Agreement& a) { return map_of(a).messages(); }
 
 std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& /*opts*/,
-                                const Agreement& a, MPI_Comm comm)
+                                const Agreement& a, MPI_Comm comm, const char** /*why_not*/)
 {
     return std::make_unique<PersistentBackend>(ep, a, comm);
 }

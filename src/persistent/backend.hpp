@@ -37,10 +37,10 @@ Offer make_offer(const Endpoint& ep, const RequestOptions& opts);
 /// Data tags the receiver must reserve for agreement @p a (a.messages resolved).
 int tags_needed(const Agreement& a);
 
-/// Builds the backend; creates its internal persistent requests on @p comm. Never null.
-/// Throws Error.
+/// Builds the backend; creates its internal persistent requests on @p comm. Never null (any
+/// buffer and datatype can use it: @p why_not is never written). Throws Error.
 std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts, const Agreement& a,
-                                MPI_Comm comm);
+                                MPI_Comm comm, const char** why_not);
 
 class PersistentBackend final : public Backend {
    public:

@@ -122,10 +122,14 @@ std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts, 
                                 TagAllocator* tags, MPI_Comm comm)
 {
     if (a->backend == BackendKind::Rma) {
-        if (auto b = module(BackendKind::Rma).create(ep, opts, *a, comm)) {
+        const char* why_not = "the RMA backend built no backend";
+        if (auto b = module(BackendKind::Rma).create(ep, opts, *a, comm, &why_not)) {
             return b;
         }
-        a->backend = BackendKind::Persistent;  // receiver: this buffer/datatype cannot use RMA
+        // Receiver: this buffer or datatype cannot use RMA.
+        MPIPCL_LOG(Info, "rma request from rank %d uses the persistent backend: %s", ep.peer,
+                   why_not);
+        a->backend = BackendKind::Persistent;
     }
     const BackendModule& persistent = module(BackendKind::Persistent);
     if (a->messages <= 0) {
@@ -141,10 +145,12 @@ std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts, 
         }
     }
     try {
-        if (auto b = persistent.create(ep, opts, *a, comm)) {
+        const char* why_not = "no reason given";
+        if (auto b = persistent.create(ep, opts, *a, comm, &why_not)) {
             return b;
         }
-        throw Error(ErrId::Internal, "the persistent backend module built no backend");
+        throw Error(ErrId::Internal,
+                    std::string("the persistent backend module built no backend: ") + why_not);
     } catch (...) {
         if (recv) {
             tags->release(a->tag_base);

@@ -79,17 +79,25 @@ RmaBackend::Attachment::~Attachment()
 
 RmaBackend::SlotLease::~SlotLease() { Window::instance().free_slots(slots); }
 
-RmaBackend::RmaBackend(const Endpoint& ep, const RequestOptions& opts, const Agreement& a)
+RmaBackend::RmaBackend(const Endpoint& ep)
     : ep_(ep), send_(ep.kind == Kind::Send), win_(Window::instance().win()), peer_(ep.peer_world)
 {
-    if (send_) {
-        init_sender(a);
-    } else {
-        init_receiver(opts, a);
+}
+
+std::unique_ptr<RmaBackend> RmaBackend::build(const Endpoint& ep, const RequestOptions& opts,
+                                              const Agreement& a, const char** why_not)
+{
+    auto b = std::unique_ptr<RmaBackend>(new RmaBackend(ep));
+    if (b->send_) {
+        b->init_sender(a);
+    } else if (const char* why = b->init_receiver(opts, a)) {
+        *why_not = why;
+        return nullptr;
     }
     MPIPCL_LOG(Debug, "rma %s with rank %d: %d put units, %d flags (mode %d), %s target",
-               send_ ? "send" : "recv", peer_, map_.unit_count(), map_.flags(),
-               static_cast<int>(mode_), target_info_.desc == 0 ? "contiguous" : "derived");
+               b->send_ ? "send" : "recv", b->peer_, b->map_.unit_count(), b->map_.flags(),
+               static_cast<int>(b->mode_), b->target_info_.desc == 0 ? "contiguous" : "derived");
+    return b;
 }
 
 RmaBackend::~RmaBackend()
@@ -106,73 +114,87 @@ RmaBackend::~RmaBackend()
 
 // ---------------------------------------------------------------- receiver
 
-void RmaBackend::init_receiver(const RequestOptions& opts, const Agreement& a)
+const char* RmaBackend::init_receiver(const RequestOptions& opts, const Agreement& a)
 {
     const Endpoint& ep = ep_;
     mode_ = resolve_mode(opts.notify, static_cast<NotifyMode>(a.peer_extra[0]), a.messages);
     map_ = make_notify_map(a.send_partitions, a.send_part_bytes, a.recv_elem_bytes,
                            a.recv_partitions, a.recv_part_bytes, mode_, a.messages);
     if (ep.buf == MPI_BOTTOM) {
-        throw Fallback{"an MPI_BOTTOM receive buffer (absolute addresses)"};
+        return "an MPI_BOTTOM receive buffer (absolute addresses)";
     }
     Flat flat;
     if (!flatten_type(ep.datatype, kMaxBlocks, &flat)) {
-        throw Fallback{"the receive datatype cannot be described as byte blocks"};
+        return "the receive datatype cannot be described as byte blocks";
     }
-    const bool contig = flat.contiguous();
-    const std::int64_t elems = static_cast<std::int64_t>(ep.partitions) * ep.count;
-    auto* buf = static_cast<char*>(ep.buf);
-    if (elems > 0 && flat.size > 0) {
-        // Attach the bytes the elements really touch: true lb of the first .. true ub of the last.
-        const std::int64_t first = flat.true_lb;
-        const std::int64_t last = (elems - 1) * flat.extent + flat.true_lb;
-        const std::int64_t lo = std::min(first, last);
-        const std::int64_t hi = std::max(first, last) + flat.true_extent;
-        if (!Window::instance().attach(buf + lo, static_cast<std::size_t>(hi - lo),
-                                       &attachment_.key)) {
-            throw Fallback{"the receive buffer cannot be attached to the window"};
-        }
-        attachment_.held = true;
+    if (!attach_buffer(flat)) {
+        return "the receive buffer cannot be attached to the window";
     }
-    const std::size_t desc_slots = contig ? 0 : kDescHeader + 2 * flat.blocks.size();
+    const std::size_t desc_slots = flat.contiguous() ? 0 : kDescHeader + 2 * flat.blocks.size();
     lease_.slots = Window::instance().alloc_slots(map_.flags() + desc_slots);
     if (lease_.slots.ptr == nullptr) {
-        throw Fallback{"no window memory for the flags"};
+        return "no window memory for the flags";
     }
     flags_ = lease_.slots.ptr;
+    describe_target(flat);
+    recv_part_bytes_ = ep.part_bytes();
+    if (ep.partitions <= kCachedPartitions) {
+        all_covering_ranges(map_.flag_begin, recv_part_bytes_, ep.partitions, &part_first_,
+                            &part_last_);
+    }
+    return nullptr;
+}
 
+bool RmaBackend::attach_buffer(const Flat& flat)
+{
+    const std::int64_t elems = static_cast<std::int64_t>(ep_.partitions) * ep_.count;
+    if (elems == 0 || flat.size == 0) {
+        return true;  // nothing to attach
+    }
+    // Attach the bytes the elements really touch: true lb of the first .. true ub of the last.
+    const std::int64_t first = flat.true_lb;
+    const std::int64_t last = (elems - 1) * flat.extent + flat.true_lb;
+    const std::int64_t lo = std::min(first, last);
+    const std::int64_t hi = std::max(first, last) + flat.true_extent;
+    if (!Window::instance().attach(static_cast<char*>(ep_.buf) + lo,
+                                   static_cast<std::size_t>(hi - lo), &attachment_.key)) {
+        return false;
+    }
+    attachment_.held = true;
+    return true;
+}
+
+void RmaBackend::describe_target(const Flat& flat)
+{
     // The sender addresses element i at base + i*extent, base being the first element's first
     // touched byte (contiguous or derived alike), and a derived layout is described from that
-    // byte (from_first_byte): each Put's target range then starts inside the attachment above.
+    // byte (from_first_byte): each Put's target range then starts inside the attachment
+    // (attach_buffer).
     // Addressed from the datatype's lb, a type with true_lb > lb (a subarray box away from the
     // origin, a leading hole) put its target displacement below the attached bytes; MPI allows
     // that (only touched bytes must be attached) and no MPI here refuses it
     // (tests/platform/osc_true_lb_range.c), but an osc that range-checks from the displacement
     // would (MPI_ERR_RMA_RANGE), so we never rely on it.
     MPI_Aint addr = 0;
-    MPIPCL_CHECK_MPI(PMPI_Get_address(buf, &addr));
+    MPIPCL_CHECK_MPI(PMPI_Get_address(ep_.buf, &addr));
     target_info_.base = static_cast<std::uint64_t>(addr + flat.true_lb);
     MPIPCL_CHECK_MPI(PMPI_Get_address(flags_, &addr));
     target_info_.flags = static_cast<std::uint64_t>(addr);
     target_info_.mode = mode_;
-    if (!contig) {
-        const Flat rel = from_first_byte(flat);
-        std::uint64_t* d = flags_ + map_.flags();
-        d[0] = static_cast<std::uint64_t>(rel.lb);
-        d[1] = static_cast<std::uint64_t>(rel.extent);
-        for (std::size_t i = 0; i < rel.blocks.size(); ++i) {
-            d[kDescHeader + 2 * i] = static_cast<std::uint64_t>(rel.blocks[i].disp);
-            d[kDescHeader + 2 * i + 1] = static_cast<std::uint64_t>(rel.blocks[i].len);
-        }
-        MPIPCL_CHECK_MPI(PMPI_Get_address(d, &addr));
-        target_info_.desc = static_cast<std::uint64_t>(addr);
-        target_info_.desc_blocks = static_cast<std::uint32_t>(flat.blocks.size());
+    if (flat.contiguous()) {
+        return;
     }
-    recv_part_bytes_ = ep.part_bytes();
-    if (ep.partitions <= kCachedPartitions) {
-        all_covering_ranges(map_.flag_begin, recv_part_bytes_, ep.partitions, &part_first_,
-                            &part_last_);
+    const Flat rel = from_first_byte(flat);
+    std::uint64_t* d = flags_ + map_.flags();
+    d[0] = static_cast<std::uint64_t>(rel.lb);
+    d[1] = static_cast<std::uint64_t>(rel.extent);
+    for (std::size_t i = 0; i < rel.blocks.size(); ++i) {
+        d[kDescHeader + 2 * i] = static_cast<std::uint64_t>(rel.blocks[i].disp);
+        d[kDescHeader + 2 * i + 1] = static_cast<std::uint64_t>(rel.blocks[i].len);
     }
+    MPIPCL_CHECK_MPI(PMPI_Get_address(d, &addr));
+    target_info_.desc = static_cast<std::uint64_t>(addr);
+    target_info_.desc_blocks = static_cast<std::uint32_t>(flat.blocks.size());
 }
 
 std::uint64_t RmaBackend::flag(int f) const noexcept
@@ -579,16 +601,10 @@ Offer make_offer(const Endpoint& ep, const RequestOptions& opts)
 }
 
 std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts, const Agreement& a,
-                                MPI_Comm comm)
+                                MPI_Comm comm, const char** why_not)
 {
     (void)comm;
-    try {
-        return std::make_unique<RmaBackend>(ep, opts, a);
-    } catch (const Fallback& f) {
-        MPIPCL_LOG(Info, "rma request from rank %d uses the persistent backend: %s", ep.peer,
-                   f.why);
-        return nullptr;
-    }
+    return RmaBackend::build(ep, opts, a, why_not);
 }
 
 }  // namespace mpipcl::rma

@@ -21,11 +21,6 @@
 
 namespace mpipcl::rma {
 
-/// Thrown by the receiver's constructor when this buffer/datatype cannot use RMA.
-struct Fallback {
-    const char* why;
-};
-
 /// What the receiver tells the sender in the Reply (CtrlMsg::extra).
 struct TargetInfo {
     std::uint64_t base = 0;   ///< address of element 0's first touched byte (its true lb)
@@ -40,8 +35,10 @@ struct TargetInfo {
 
 class RmaBackend final : public Backend {
    public:
-    /// Throws Error, and Fallback (receiver only).
-    RmaBackend(const Endpoint& ep, const RequestOptions& opts, const Agreement& a);
+    /// The backend for agreement @p a. Null when this receive buffer or datatype cannot use
+    /// RMA, with *why_not saying why (the factory then falls back). Throws Error.
+    static std::unique_ptr<RmaBackend> build(const Endpoint& ep, const RequestOptions& opts,
+                                             const Agreement& a, const char** why_not);
     ~RmaBackend() override;
 
     void start(std::uint64_t round) override;
@@ -73,8 +70,14 @@ class RmaBackend final : public Backend {
         ~SlotLease();
     };
 
+    explicit RmaBackend(const Endpoint& ep);
     void init_sender(const Agreement& a);
-    void init_receiver(const RequestOptions& opts, const Agreement& a);
+    /// Null when done, else why this buffer or datatype cannot use RMA. Throws Error.
+    const char* init_receiver(const RequestOptions& opts, const Agreement& a);
+    /// Attaches the bytes the receive elements touch; false when the window refuses.
+    bool attach_buffer(const Flat& flat);
+    /// Fills target_info_ (and the datatype description after the flags) for the Reply.
+    void describe_target(const Flat& flat);
     bool peer_started() const;
     /// Puts and flushes the units of one list taken from ready_, then their completed flags,
     /// in groups of about 1 MiB; returns the number of flags now set (the caller publishes

@@ -14,8 +14,10 @@ const char* unavailable_reason() noexcept
 }
 bool can_send(const Endpoint&) noexcept { return false; }
 Offer make_offer(const Endpoint&, const RequestOptions&) { return Offer{}; }
-std::unique_ptr<Backend> create(const Endpoint&, const RequestOptions&, const Agreement&, MPI_Comm)
+std::unique_ptr<Backend> create(const Endpoint&, const RequestOptions&, const Agreement&, MPI_Comm,
+                                const char** why_not)
 {
+    *why_not = unavailable_reason();
     return nullptr;
 }
 

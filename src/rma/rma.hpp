@@ -33,11 +33,11 @@ Offer make_offer(const Endpoint& ep, const RequestOptions& opts);
 
 /// Builds the RMA backend. Receiver: flattens its datatype, attaches its buffer and allocates
 /// its flags; returns null when that is impossible for this buffer (overlap with an attached
-/// region, attach limit, datatype that cannot be flattened) and the caller then uses the
-/// persistent backend. Sender: builds the Put datatypes from the Reply (a.peer_extra).
-/// @p comm (the private communicator) is not used: the window is process-wide. Throws Error.
-/// Engine lock held.
+/// region, attach limit, datatype that cannot be flattened), with *why_not saying why; the
+/// factory then decides (it uses the persistent backend). Sender: builds the Put datatypes
+/// from the Reply (a.peer_extra). @p comm (the private communicator) is not used: the window
+/// is process-wide. Throws Error. Engine lock held.
 std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts, const Agreement& a,
-                                MPI_Comm comm);
+                                MPI_Comm comm, const char** why_not);
 
 }  // namespace mpipcl::rma

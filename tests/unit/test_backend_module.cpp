@@ -45,7 +45,7 @@ TEST(BackendModule, CompleteNeedsEveryEntryButAutoMessages)
         return mpipcl::Offer{};
     };
     m.create = [](const mpipcl::Endpoint&, const mpipcl::RequestOptions&, const mpipcl::Agreement&,
-                  MPI_Comm) { return std::unique_ptr<mpipcl::Backend>(); };
+                  MPI_Comm, const char**) { return std::unique_ptr<mpipcl::Backend>(); };
     EXPECT_FALSE(backend_module_complete(m));
     m.tags_needed = [](const mpipcl::Agreement&) { return 0; };
     EXPECT_TRUE(backend_module_complete(m));
