@@ -115,9 +115,11 @@ const char* backend_name(BackendKind kind)
     return "?";
 }
 
-Config Config::load()
+namespace {
+
+/// MPIPCL_LOG_LEVEL: sets the runtime log level (an unknown name leaves it alone).
+void read_log_level()
 {
-    Config c;
     if (const char* lvl = std::getenv("MPIPCL_LOG_LEVEL")) {
         static const char* const names[] = {"error", "warn", "info", "debug", "trace"};
         for (int i = 0; i < 5; ++i) {
@@ -126,6 +128,36 @@ Config Config::load()
             }
         }
     }
+}
+
+/// MPIPCL_DUMP_SIGNAL: USR1, USR2 (with or without SIG) or a signal number.
+void read_dump_signal(Config* c)
+{
+    const char* d = std::getenv("MPIPCL_DUMP_SIGNAL");
+    if (d == nullptr || *d == '\0') {
+        return;
+    }
+    const char* name = std::strncmp(d, "SIG", 3) == 0 ? d + 3 : d;
+    char* end = nullptr;
+    const long num = std::strtol(name, &end, 10);
+    if (std::strcmp(name, "USR1") == 0) {
+        c->dump_signal = SIGUSR1;
+    } else if (std::strcmp(name, "USR2") == 0) {
+        c->dump_signal = SIGUSR2;
+    } else if (end != name && *end == '\0' && num > 0 && num < NSIG && num != SIGKILL &&
+               num != SIGSTOP) {
+        c->dump_signal = static_cast<int>(num);
+    } else {
+        MPIPCL_LOG(Warn, "ignoring MPIPCL_DUMP_SIGNAL=%s (expected USR1, USR2 or a number)", d);
+    }
+}
+
+}  // namespace
+
+Config Config::load()
+{
+    Config c;
+    read_log_level();
     if (const char* b = std::getenv("MPIPCL_BACKEND"); b != nullptr && *b != '\0') {
         if (!parse_backend(b, &c.backend)) {
             c.backend_env_invalid = true;
@@ -175,21 +207,7 @@ Config Config::load()
             MPIPCL_LOG(Warn, "ignoring MPIPCL_NOTIFY=%s (expected gcd|partition|message)", n);
         }
     }
-    if (const char* d = std::getenv("MPIPCL_DUMP_SIGNAL"); d != nullptr && *d != '\0') {
-        const char* name = std::strncmp(d, "SIG", 3) == 0 ? d + 3 : d;
-        char* end = nullptr;
-        const long num = std::strtol(name, &end, 10);
-        if (std::strcmp(name, "USR1") == 0) {
-            c.dump_signal = SIGUSR1;
-        } else if (std::strcmp(name, "USR2") == 0) {
-            c.dump_signal = SIGUSR2;
-        } else if (end != name && *end == '\0' && num > 0 && num < NSIG && num != SIGKILL &&
-                   num != SIGSTOP) {
-            c.dump_signal = static_cast<int>(num);
-        } else {
-            MPIPCL_LOG(Warn, "ignoring MPIPCL_DUMP_SIGNAL=%s (expected USR1, USR2 or a number)", d);
-        }
-    }
+    read_dump_signal(&c);
     return c;
 }
 

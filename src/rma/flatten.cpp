@@ -60,6 +60,77 @@ bool decode_child(MPI_Datatype t, Child* c)
     return extent_of(t, &c->extent) && decode(t, c->blocks);
 }
 
+/// A predefined type: one block of its size, unless it has a hole (MPI_SHORT_INT ...).
+bool decode_basic(MPI_Datatype t, BlockList& out)
+{
+    MPI_Count size = 0;
+    MPI_Aint true_lb = 0;
+    MPI_Aint true_extent = 0;
+    if (PMPI_Type_size_x(t, &size) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent(t, &true_lb, &true_extent) != MPI_SUCCESS) {
+        return false;
+    }
+    if (size != true_extent) {
+        return false;  // a predefined pair type with an internal hole
+    }
+    return out.add(true_lb, size);
+}
+
+/// Appends @p n runs of the child @p c: run i at displacement disp(i), len(i) elements long.
+template <class Disp, class Len>
+bool append_runs(BlockList& out, const Child& c, int n, Disp&& disp, Len&& len)
+{
+    for (int i = 0; i < n; ++i) {
+        if (!out.append_run(c.blocks, c.extent, disp(i), len(i))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/// A derived type of one child type @p c with combiner @p comb and contents @p ints/@p addrs.
+bool decode_derived(int comb, const std::vector<int>& ints, const std::vector<MPI_Aint>& addrs,
+                    const Child& c, BlockList& out)
+{
+    const std::int64_t ext = c.extent;
+    const int n = ints.empty() ? 0 : ints[0];
+    const auto every = [&](int) { return ints[1]; };
+    const auto each = [&](int i) { return ints[1 + i]; };
+    const auto addr = [&](int i) { return std::int64_t{addrs[i]}; };
+    switch (comb) {
+        case MPI_COMBINER_DUP:
+        case MPI_COMBINER_RESIZED:  // same type map; lb/extent are read from the type itself
+            return out.append(c.blocks, 0);
+        case MPI_COMBINER_CONTIGUOUS:
+            return out.append_run(c.blocks, ext, 0, n);
+        case MPI_COMBINER_VECTOR:
+            return append_runs(
+                out, c, n, [&](int i) { return std::int64_t{i} * ints[2] * ext; }, every);
+        case MPI_COMBINER_HVECTOR:
+            return append_runs(
+                out, c, n, [&](int i) { return std::int64_t{i} * addrs[0]; }, every);
+        case MPI_COMBINER_INDEXED:
+            return append_runs(
+                out, c, n, [&](int i) { return std::int64_t{ints[1 + n + i]} * ext; }, each);
+        case MPI_COMBINER_HINDEXED:
+            return append_runs(out, c, n, addr, each);
+        case MPI_COMBINER_INDEXED_BLOCK:
+            return append_runs(
+                out, c, n, [&](int i) { return std::int64_t{ints[2 + i]} * ext; }, every);
+        case MPI_COMBINER_HINDEXED_BLOCK:
+            return append_runs(out, c, n, addr, every);
+        case MPI_COMBINER_SUBARRAY: {
+            std::vector<std::int64_t> sizes(ints.begin() + 1, ints.begin() + 1 + n);
+            std::vector<std::int64_t> subs(ints.begin() + 1 + n, ints.begin() + 1 + 2 * n);
+            std::vector<std::int64_t> starts(ints.begin() + 1 + 2 * n, ints.begin() + 1 + 3 * n);
+            return append_subarray(out, c.blocks, ext, sizes, subs, starts,
+                                   ints[1 + 3 * n] == MPI_ORDER_C);
+        }
+        default:
+            return false;  // MPI_COMBINER_DARRAY and anything newer
+    }
+}
+
 bool decode(MPI_Datatype t, BlockList& out)
 {
     int ni = 0;
@@ -69,20 +140,9 @@ bool decode(MPI_Datatype t, BlockList& out)
     if (PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb) != MPI_SUCCESS) {
         return false;
     }
-    const bool basic = comb == MPI_COMBINER_NAMED || comb == MPI_COMBINER_F90_REAL ||
-                       comb == MPI_COMBINER_F90_COMPLEX || comb == MPI_COMBINER_F90_INTEGER;
-    if (basic) {
-        MPI_Count size = 0;
-        MPI_Aint true_lb = 0;
-        MPI_Aint true_extent = 0;
-        if (PMPI_Type_size_x(t, &size) != MPI_SUCCESS ||
-            PMPI_Type_get_true_extent(t, &true_lb, &true_extent) != MPI_SUCCESS) {
-            return false;
-        }
-        if (size != true_extent) {
-            return false;  // a predefined pair type with an internal hole (MPI_SHORT_INT ...)
-        }
-        return out.add(true_lb, size);
+    if (comb == MPI_COMBINER_NAMED || comb == MPI_COMBINER_F90_REAL ||
+        comb == MPI_COMBINER_F90_COMPLEX || comb == MPI_COMBINER_F90_INTEGER) {
+        return decode_basic(t, out);
     }
     std::vector<int> ints(ni);
     std::vector<MPI_Aint> addrs(na);
@@ -108,70 +168,7 @@ bool decode(MPI_Datatype t, BlockList& out)
         return false;
     }
     Child c(cap);
-    if (!decode_child(ct.types[0], &c)) {
-        return false;
-    }
-    const std::int64_t ext = c.extent;
-    switch (comb) {
-        case MPI_COMBINER_DUP:
-        case MPI_COMBINER_RESIZED:  // same type map; lb/extent are read from the type itself
-            return out.append(c.blocks, 0);
-        case MPI_COMBINER_CONTIGUOUS:
-            return out.append_run(c.blocks, ext, 0, ints[0]);
-        case MPI_COMBINER_VECTOR:
-            for (int i = 0; i < ints[0]; ++i) {
-                if (!out.append_run(c.blocks, ext, std::int64_t{i} * ints[2] * ext, ints[1])) {
-                    return false;
-                }
-            }
-            return true;
-        case MPI_COMBINER_HVECTOR:
-            for (int i = 0; i < ints[0]; ++i) {
-                if (!out.append_run(c.blocks, ext, std::int64_t{i} * addrs[0], ints[1])) {
-                    return false;
-                }
-            }
-            return true;
-        case MPI_COMBINER_INDEXED:
-            for (int i = 0; i < ints[0]; ++i) {
-                const std::int64_t disp = std::int64_t{ints[1 + ints[0] + i]} * ext;
-                if (!out.append_run(c.blocks, ext, disp, ints[1 + i])) {
-                    return false;
-                }
-            }
-            return true;
-        case MPI_COMBINER_HINDEXED:
-            for (int i = 0; i < ints[0]; ++i) {
-                if (!out.append_run(c.blocks, ext, addrs[i], ints[1 + i])) {
-                    return false;
-                }
-            }
-            return true;
-        case MPI_COMBINER_INDEXED_BLOCK:
-            for (int i = 0; i < ints[0]; ++i) {
-                if (!out.append_run(c.blocks, ext, std::int64_t{ints[2 + i]} * ext, ints[1])) {
-                    return false;
-                }
-            }
-            return true;
-        case MPI_COMBINER_HINDEXED_BLOCK:
-            for (int i = 0; i < ints[0]; ++i) {
-                if (!out.append_run(c.blocks, ext, addrs[i], ints[1])) {
-                    return false;
-                }
-            }
-            return true;
-        case MPI_COMBINER_SUBARRAY: {
-            const int n = ints[0];
-            std::vector<std::int64_t> sizes(ints.begin() + 1, ints.begin() + 1 + n);
-            std::vector<std::int64_t> subs(ints.begin() + 1 + n, ints.begin() + 1 + 2 * n);
-            std::vector<std::int64_t> starts(ints.begin() + 1 + 2 * n, ints.begin() + 1 + 3 * n);
-            return append_subarray(out, c.blocks, ext, sizes, subs, starts,
-                                   ints[1 + 3 * n] == MPI_ORDER_C);
-        }
-        default:
-            return false;  // MPI_COMBINER_DARRAY and anything newer
-    }
+    return decode_child(ct.types[0], &c) && decode_derived(comb, ints, addrs, c, out);
 }
 
 }  // namespace
