@@ -49,6 +49,12 @@ int main(int argc, char** argv)
     MPI_Comm_set_errhandler(hc, counting);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, other);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, other);
+    /* Errors tied to no object go to MPI_COMM_SELF (MPI_COMM_WORLD before MPI-4), once each. */
+    TU_EXPECT_ERR(MPIX_Pcl_interposed(NULL), MPI_ERR_ARG);
+    TU_EXPECT_ERR(MPI_Parrived(MPI_REQUEST_NULL, 0, NULL), MPI_ERR_ARG);
+    TU_CHECK_MSG(other_calls == 2, "MPI_COMM_WORLD/SELF handler called %d times, expected 2",
+                 other_calls);
+    other_calls = 0;
     static unsigned char buf[TOTAL];
     MPI_Request req = MPI_REQUEST_NULL;
     int flag = 0;
