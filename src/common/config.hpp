@@ -92,6 +92,22 @@ struct Config {
     static Config load();
 };
 
+/// Timers of the progress thread and of the finalize drain (fixed; the tunable ones are the
+/// MPIPCL_PROGRESS_* fields of Config).
+/// The progress thread, polling while requests are active, yields the core this long after
+/// each event before it sleeps (growing to MPIPCL_PROGRESS_MAX_SLEEP_US).
+inline constexpr int kProgressYieldUs = 20;
+/// First nap of the progress thread once it finds that an application thread drove progress
+/// since it last looked; it doubles while that goes on, up to MPIPCL_PROGRESS_STAND_DOWN_US.
+inline constexpr std::int64_t kProgressStandDownFirstNs = 200000;
+/// Longest idle wait of the progress thread with no request active or pairing (a wake-up
+/// notifies it earlier; the bound only makes sure nothing is ever missed).
+inline constexpr std::int64_t kProgressIdleWaitNs = 50000000;
+/// MPI_Finalize's wait for the control messages still addressed to this process: yield this
+/// long, then sleep in steps growing to kFinalizeDrainMaxSleepUs.
+inline constexpr int kFinalizeDrainYieldUs = 20;
+inline constexpr int kFinalizeDrainMaxSleepUs = 1000;
+
 /// The process configuration (valid after Config::load() ran in MPI_Init*).
 const Config& config();
 void set_config(const Config& cfg);

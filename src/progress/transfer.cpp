@@ -2,6 +2,7 @@
 // The engine's half of a partitioned request: pairing, backend and round completion.
 #include "progress/transfer.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <new>
 
@@ -176,6 +177,14 @@ bool Transfer::progress_locked(int* failed)
     return round_complete();
 }
 
+bool Transfer::wants_every_pass() const
+{
+    if (kind() == Kind::Send && needs_peer_ready() && peer_ready_round() < round()) {
+        return true;
+    }
+    return backend_ != nullptr && backend_->wants_mpi_progress();
+}
+
 void Transfer::release_backend_locked()
 {
     settled_backend_.store(nullptr);
@@ -200,7 +209,7 @@ void Transfer::describe_locked(char* out, std::size_t n) const noexcept
     std::snprintf(out, n,
                   "transfer %llu (peer transfer %llu): %s peer=%d tag=%d comm=%llx parts=%d "
                   "count=%lld %s round=%llu %s peer_ready=%llu started=%d error=%d | %s",
-                  static_cast<unsigned long long>(id_), static_cast<unsigned long long>(peer_id),
+                  static_cast<unsigned long long>(id_), static_cast<unsigned long long>(peer_id_),
                   ep_.kind == Kind::Send ? "send" : "recv", ep_.peer, ep_.tag,
                   static_cast<unsigned long long>(ep_.comm_key), ep_.partitions,
                   static_cast<long long>(ep_.count),
@@ -209,6 +218,50 @@ void Transfer::describe_locked(char* out, std::size_t n) const noexcept
                   complete_.load(std::memory_order_relaxed) ? "complete" : "RUNNING",
                   static_cast<unsigned long long>(peer_ready_.load(std::memory_order_relaxed)),
                   ever_started_ ? 1 : 0, error_.load(std::memory_order_relaxed), backend);
+}
+
+void ActiveList::add(const std::shared_ptr<Transfer>& t)
+{
+    if (!t->in_active_list_) {
+        t->in_active_list_ = true;
+        list_.push_back(t);
+        count_.fetch_add(1, std::memory_order_relaxed);
+    }
+}
+
+void ActiveList::remove(Transfer& t)
+{
+    if (!t.in_active_list_) {
+        return;
+    }
+    const auto it =
+        std::find_if(list_.begin(), list_.end(),
+                     [&t](const std::shared_ptr<Transfer>& p) { return p.get() == &t; });
+    if (it != list_.end()) {
+        erase_at(static_cast<std::size_t>(it - list_.begin()));
+    } else {
+        t.in_active_list_ = false;
+    }
+}
+
+void ActiveList::erase_at(std::size_t i)
+{
+    // The flag first: the list's reference may be the last one on the transfer.
+    list_[i]->in_active_list_ = false;
+    if (i + 1 != list_.size()) {
+        list_[i] = std::move(list_.back());
+    }
+    list_.pop_back();
+    count_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void ActiveList::clear()
+{
+    for (auto& t : list_) {
+        t->in_active_list_ = false;
+    }
+    list_.clear();
+    count_.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace mpipcl::progress

@@ -116,6 +116,10 @@ class Transfer {
     /// and tells the peer), else MPI_SUCCESS.
     bool progress_locked(int* failed);
     bool ever_started() const { return ever_started_; }
+    /// A running transfer for which every progress pass polls the control channel (a full MPI
+    /// progress poll): an RMA sender waiting for the receiver's Ready, or a transfer whose
+    /// data moves only while this process is inside MPI.
+    bool wants_every_pass() const;
     const Agreement& agreement() const { return agreement_; }
     /// Lock-free: the backend the pair agreed on once paired, else the one this side asked
     /// for (options().backend, settled at init).
@@ -131,15 +135,22 @@ class Transfer {
     /// MPI_Finalize: frees the backend's MPI objects; later calls see no backend.
     void release_backend_locked();
 
-    // Engine bookkeeping (engine lock held).
-    std::uint64_t peer_id = 0;  ///< the peer transfer's id once matched
-    bool in_active_list = false;
+    // ---- engine bookkeeping (engine lock held) ----
+    /// The peer transfer's id once matched (0 = never matched).
+    std::uint64_t peer_id() const { return peer_id_; }
+    /// Matched with the peer transfer @p id (a receive: with the Setup of send @p id).
+    void set_peer_id(std::uint64_t id) { peer_id_ = id; }
+    /// On the engine's list of running transfers (ActiveList).
+    bool in_active_list() const { return in_active_list_; }
     /// Sender that failed before it ever started: the Abort it owes the receiver leaves at its
     /// first Start (a never-started send freed instead withdraws with a Cancel: it never
     /// existed for the receiver).
-    int abort_owed = MPI_SUCCESS;
+    void owe_abort(int code) { abort_owed_ = code; }
+    /// The Abort owed (MPI_SUCCESS = none).
+    int owed_abort() const { return abort_owed_; }
 
    private:
+    friend class ActiveList;  // keeps in_active_list_
     /// mark_ready() before pairing, or while pair_locked scans the partitions marked so far.
     int mark_ready_unsettled(int p, bool* queued) noexcept;
     bool count_partition(Backend* b, int p) noexcept;
@@ -175,6 +186,43 @@ class Transfer {
     /// calloc: zeroed pages are not touched until used (init stays local and cheap, also for
     /// INT_MAX partitions).
     std::unique_ptr<std::atomic<std::uint8_t>[], FreeDeleter> part_state_;
+    std::uint64_t peer_id_ = 0;
+    bool in_active_list_ = false;
+    int abort_owed_ = MPI_SUCCESS;
+};
+
+/// The running transfers a full pass advances. Engine lock held, except count().
+class ActiveList {
+   public:
+    /// Puts @p t on the list unless it is on it.
+    void add(const std::shared_ptr<Transfer>& t);
+    /// Takes @p t off the list (nothing when it is not on it). The caller holds a reference on
+    /// @p t (the list's may be the last but one).
+    void remove(Transfer& t);
+    /// Advances every listed transfer with @p advance (Transfer&) -> true once its round is
+    /// complete, and takes those off the list.
+    template <class Advance>
+    void advance_all(Advance&& advance)
+    {
+        for (std::size_t i = 0; i < list_.size();) {
+            if (advance(*list_[i])) {
+                erase_at(i);
+            } else {
+                ++i;
+            }
+        }
+    }
+    /// Lock-free: transfers on the list (a relaxed snapshot).
+    int count() const { return count_.load(std::memory_order_relaxed); }
+    std::size_t size() const { return list_.size(); }
+    void clear();
+
+   private:
+    /// Takes entry @p i off (the last entry takes its place).
+    void erase_at(std::size_t i);
+
+    std::vector<std::shared_ptr<Transfer>> list_;
+    std::atomic<int> count_{0};  ///< list_.size(), for lock-free readers
 };
 
 }  // namespace mpipcl::progress

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The progress thread: its loop, its timers, and its wake-up.
+#include "progress/progress_thread.hpp"
+
+#include <sys/prctl.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/backoff.hpp"
+#include "common/config.hpp"
+
+namespace mpipcl::progress {
+
+void ProgressThread::start(Work& work)
+{
+    if (thread_.joinable()) {
+        return;
+    }
+    thread_ = std::thread([this, &work] { main(work); });
+    running_.store(true, std::memory_order_release);
+}
+
+void ProgressThread::stop()
+{
+    {
+        std::lock_guard<std::mutex> lk(wake_mu_);
+        stop_ = true;
+    }
+    wake_cv_.notify_all();
+    if (thread_.joinable()) {
+        thread_.join();
+    }
+    running_.store(false, std::memory_order_release);
+}
+
+void ProgressThread::reset_stop()
+{
+    std::lock_guard<std::mutex> lk(wake_mu_);
+    stop_ = false;
+}
+
+void ProgressThread::stood_down()
+{
+    stand_down_ns_ = std::min(stand_down_ns_ * 2, stand_down_max_ns_);
+}
+
+void ProgressThread::idle_wait(std::unique_lock<std::mutex>& lk)
+{
+    // Idle: sleep until a request appears (bounded, so nothing is ever missed). While an
+    // application thread drives progress itself (a tight loop of Start and Wait), nap only
+    // the stand-down time and let wake() skip its notify: a futex wake-up per MPI_Start would
+    // cost the application a context switch.
+    // sync: seq_cst store then load, mirrored in wake(): either we see the recent user
+    // progress (and nap briefly) or wake() sees deep_sleep_ (and notifies).
+    deep_sleep_.store(true);
+    const bool user_active = user_progressed_.exchange(false);
+    if (user_active) {
+        deep_sleep_.store(false, std::memory_order_relaxed);
+    }
+    const auto nap = std::chrono::nanoseconds(user_active ? stand_down_ns_ : kProgressIdleWaitNs);
+    wake_cv_.wait_for(lk, nap, [&] { return stop_ || wake_flag_; });
+    deep_sleep_.store(false, std::memory_order_relaxed);
+    wake_flag_ = false;
+    if (user_active) {
+        stood_down();
+    } else {
+        stand_down_ns_ = kProgressStandDownFirstNs;
+    }
+}
+
+void ProgressThread::main(Work& work)
+{
+    // Yield briefly after each event (the next one often follows), then sleep up to the cap.
+    // Our own thread: a 1 ns timer slack makes those short sleeps last what they say.
+    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+    Backoff busy(kProgressYieldUs, config().progress_max_sleep_us);
+    // The stand-down nap doubles while the application keeps driving progress itself (each
+    // wake-up costs a polling application thread its core for a moment).
+    stand_down_max_ns_ = std::max<std::int64_t>(
+        kProgressStandDownFirstNs, std::int64_t{config().progress_stand_down_us} * 1000);
+    stand_down_ns_ = kProgressStandDownFirstNs;
+    for (;;) {
+        work.dump_if_requested();
+        {
+            std::unique_lock<std::mutex> lk(wake_mu_);
+            if (stop_) {
+                return;
+            }
+            if (!work.has_work()) {
+                idle_wait(lk);
+                busy.reset();
+                continue;
+            }
+            wake_flag_ = false;
+        }
+        // While an application thread is driving progress itself (waiting in MPI_Wait*, or
+        // polling MPI_Parrived/MPI_Test), stay out of MPI: two threads polling one MPI library
+        // only fight over its lock (MPICH: 10x slower transfers on 2 cores).
+        // sync: relaxed, a hint (the Dekker pair with wake() is in idle_wait).
+        if (user_progressed_.exchange(false, std::memory_order_relaxed)) {
+            // Sleep, not yield: on a shared core every wake-up costs the polling thread.
+            std::this_thread::sleep_for(std::chrono::nanoseconds(stand_down_ns_));
+            stood_down();
+            busy.reset();
+            continue;
+        }
+        stand_down_ns_ = kProgressStandDownFirstNs;
+        // try_pass() releases the engine lock before the back-off below: an application thread
+        // in MPI_Wait/MPI_Test (progress_for) blocks on it, and would otherwise wait out the
+        // whole sleep.
+        if (work.try_pass()) {
+            busy.reset();
+        } else {
+            busy.pause();
+        }
+    }
+}
+
+void ProgressThread::wake() noexcept
+{
+    if (!running_.load(std::memory_order_acquire)) {
+        return;
+    }
+    // An application thread drove progress since the thread last looked, and the thread is
+    // not in its long wait: it looks again within the stand-down time by itself (see main).
+    // sync: seq_cst loads after the seq_cst store in note_user_progress() (Dekker).
+    if (user_progressed_.load() && !deep_sleep_.load()) {
+        return;
+    }
+    {
+        std::lock_guard<std::mutex> lk(wake_mu_);
+        wake_flag_ = true;
+    }
+    wake_cv_.notify_one();
+}
+
+}  // namespace mpipcl::progress

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The optional progress thread (MPI_THREAD_MULTIPLE and MPIPCL_PROGRESS_THREAD=1): it makes
+// the engine's passes while requests are active or pairing, stands down while an application
+// thread drives progress itself, and sleeps on a condition variable when idle.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+
+namespace mpipcl::progress {
+
+class ProgressThread {
+   public:
+    /// What the thread drives (the engine).
+    class Work {
+       public:
+        /// A request is active or pairing (lock-free).
+        virtual bool has_work() const noexcept = 0;
+        /// One full pass unless another thread is in one (try-lock); the engine lock is
+        /// released on return. True if something happened.
+        virtual bool try_pass() noexcept = 0;
+        /// Logs the state if MPIPCL_DUMP_SIGNAL asked for it (idle or not).
+        virtual void dump_if_requested() noexcept = 0;
+
+       protected:
+        ~Work() = default;
+    };
+
+    /// Starts the thread on @p work unless it runs (caller holds the engine lock).
+    void start(Work& work);
+    /// Stops and joins the thread; then running() is false.
+    void stop();
+    /// MPI_Init*: allows a later start().
+    void reset_stop();
+    /// The thread runs.
+    bool running() const { return running_.load(std::memory_order_acquire); }
+    /// Work was queued: the thread looks soon (a notify only when it is in its long idle wait;
+    /// while requests are active it passes every few tens of microseconds).
+    void wake() noexcept;
+    /// An application thread drives progress itself (every progress call): the thread stands
+    /// down. A flag rather than a timestamp: no clock read in the application's wait loops.
+    void note_user_progress() noexcept
+    {
+        // sync: seq_cst, against the thread's deep_sleep_ store then exchange of this (see
+        // idle_wait and wake()); otherwise only a hint for the thread to stand down. Stored
+        // only when clear: a waiting loop does not write a shared line at every poll.
+        if (!user_progressed_.load(std::memory_order_relaxed)) {
+            user_progressed_.store(true);
+        }
+    }
+
+   private:
+    void main(Work& work);
+    /// No work: waits until woken or stopped, or until the nap or the idle bound passed.
+    void idle_wait(std::unique_lock<std::mutex>& lk);
+    /// The nap while an application thread drives progress doubles, up to the stand-down cap.
+    void stood_down();
+
+    std::thread thread_;
+    /// An application thread called progress() since the thread last looked (it clears the
+    /// flag when it looks); while it finds the flag set it stands down, napping
+    /// kProgressStandDownFirstNs between looks at first, doubling up to
+    /// MPIPCL_PROGRESS_STAND_DOWN_US. Every wake-up takes a core from a polling or computing
+    /// thread for a moment, which shows in mpipcl-gbench's Pready/<backend>/threads:16
+    /// (docs/benchmarks.md).
+    std::atomic<bool> user_progressed_{false};
+    std::atomic<bool> running_{false};
+    /// The thread is in (or about to enter) its long idle wait: wake() must notify.
+    std::atomic<bool> deep_sleep_{false};
+    std::mutex wake_mu_;
+    std::condition_variable wake_cv_;
+    bool stop_ = false;       // guarded by wake_mu_
+    bool wake_flag_ = false;  // guarded by wake_mu_
+    // The thread's own (main() only).
+    std::int64_t stand_down_ns_ = 0;
+    std::int64_t stand_down_max_ns_ = 0;
+};
+
+}  // namespace mpipcl::progress
