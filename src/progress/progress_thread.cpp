@@ -17,7 +17,8 @@ void ProgressThread::start(Work& work)
     if (thread_.joinable()) {
         return;
     }
-    thread_ = std::thread([this, &work] { main(work); });
+    Work* w = &work;
+    thread_ = std::thread([this, w] { main(*w); });
     running_.store(true, std::memory_order_release);
 }
 
