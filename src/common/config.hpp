@@ -92,8 +92,9 @@ struct Config {
     static Config load();
 };
 
-/// Timers of the progress thread and of the finalize drain (fixed; the tunable ones are the
-/// MPIPCL_PROGRESS_* fields of Config).
+// Timers of the progress thread and of the finalize drain (fixed; the tunable ones are the
+// MPIPCL_PROGRESS_* fields of Config).
+
 /// The progress thread, polling while requests are active, yields the core this long after
 /// each event before it sleeps (growing to MPIPCL_PROGRESS_MAX_SLEEP_US).
 inline constexpr int kProgressYieldUs = 20;
