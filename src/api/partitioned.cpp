@@ -149,9 +149,10 @@ constexpr bool kHasNative = false;
 
 /// A (light) reference on @p request when it is ours. Otherwise empty, and *rc is the answer:
 /// the MPI's own call @p native, or an error (wrong kind) when the MPI has none or another
-/// thread is freeing the handle right now.
+/// thread is freeing the handle right now. Inlined: it is on the per-partition path.
 template <class Native>
-HandleRegistry::Ref ours(MPI_Request request, ApiCall& call, int* rc, Native&& native)
+[[gnu::always_inline]] inline HandleRegistry::Ref ours(MPI_Request request, ApiCall& call, int* rc,
+                                                       Native&& native)
 {
     bool closing = false;
     HandleRegistry::Ref r = HandleRegistry::instance().acquire_light(request, &closing);

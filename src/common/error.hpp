@@ -71,11 +71,11 @@ inline MPI_Comm default_error_comm() noexcept
 }
 
 /// Invokes @p comm's error handler for @p code (unless MPI_SUCCESS) and returns @p code.
-/// Must not be called with a lock held.
-int raise_error(MPI_Comm comm, int code, const char* fn) noexcept;
+/// Must not be called with a lock held. Cold: kept out of the per-partition calls' fast path.
+[[gnu::cold]] int raise_error(MPI_Comm comm, int code, const char* fn) noexcept;
 
 /// Logs an error's detail at level Info (the class goes to the error handler).
-void log_error_detail(const char* fn, const char* what) noexcept;
+[[gnu::cold]] void log_error_detail(const char* fn, const char* what) noexcept;
 
 /// The error side of one extern "C" call: its name, and the communicator whose error handler
 /// its errors go to. That is MPI-4's default for errors tied to no object
