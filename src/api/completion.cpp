@@ -145,8 +145,9 @@ class MixedArray {
     }
 
     /// The call's result once @p filled statuses (from the start) are written: MPI_SUCCESS
-    /// with each MPI_ERROR set to MPI_SUCCESS, or the first error raised on the communicator
-    /// of the request that failed (the default one for a request not ours).
+    /// with each MPI_ERROR set to MPI_SUCCESS, or the first error: raised on the communicator
+    /// of ours that failed, or, when an ordinary request failed first, returned as it is (the
+    /// PMPI call already invoked that request's error handler).
     int finish(ApiCall& call, int filled)
     {
         if (err_ == MPI_SUCCESS) {
@@ -155,8 +156,12 @@ class MixedArray {
             }
             return MPI_SUCCESS;
         }
+        const int code = statuses_ == MPI_STATUSES_IGNORE ? err_ : MPI_ERR_IN_STATUS;
+        if (err_comm_ == MPI_COMM_NULL) {
+            return code;
+        }
         call.on(err_comm_);
-        return call.raise(statuses_ == MPI_STATUSES_IGNORE ? err_ : MPI_ERR_IN_STATUS);
+        return call.raise(code);
     }
 
    private:
