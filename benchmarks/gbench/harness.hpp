@@ -30,5 +30,7 @@ double set_iteration_time(benchmark::State& state, double seconds);
 /// line did not set --benchmark_min_time): their timed window is a few microseconds of a round
 /// that may take a millisecond, so a time-based run could take minutes.
 void register_benchmarks(const std::vector<std::string>& backends, bool fixed_pready_rounds);
+/// Registers Lookup/{light,counted}: the handle registry's two kinds of reference, without MPI.
+void register_lookup_benchmarks();
 
 }  // namespace mpipcl::bench

@@ -110,6 +110,7 @@ int main(int argc, char** argv)
     }
 
     register_benchmarks(usable_backends(), !min_time_given);
+    register_lookup_benchmarks();
     if (the_harness.rank == 0) {
         benchmark::RunSpecifiedBenchmarks();
     } else {
