@@ -2,7 +2,7 @@
 // The one Backend interface both data paths (src/persistent, src/rma) implement, and the
 // plain descriptions they are built from. The progress engine drives a Backend without
 // knowing which one it is, and the factory (src/progress/backends.cpp) creates one through the
-// module table each backend registers (common/backend_module.hpp), by BackendKind: no file
+// module table each backend defines (common/backend_module.hpp), by BackendKind: no file
 // outside src/persistent and src/rma names them.
 #pragma once
 

@@ -1,16 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The backend module table: what the factory (src/progress/backends.cpp) may ask of a backend
 // beyond the Backend interface (process set-up, offer, creation, data tags), as plain function
-// pointers each backend fills in for itself and registers under its BackendKind. The factory
-// looks modules up by kind, so no layer above the backends names one of them.
-//
-// Registration: each backend's .cpp has a namespace-scope BackendModuleRegistrar. libmpipcl is
-// only built SHARED (src/CMakeLists.txt), so every one of its objects is linked in and its
-// static initializers run when the library is loaded, before main() and so before MPI_Init*.
-// The order of those initializers across files is unspecified, which is harmless here: the
-// slot table (backend_module.cpp) is zero-initialized and each registered BackendModule is a
-// constexpr object, both constant-initialized before any dynamic initializer runs; a registrar
-// only stores a pointer. Lookups happen after MPI_Init*, when loading is over (no lock needed).
+// pointers. Each backend defines its table as a constant (kPersistentModule in
+// persistent/backend.cpp, kRmaModule in rma/module.cpp); the factory looks them up by
+// BackendKind, so no layer above the backends includes one of them. Both backends are always
+// linked (rma/disabled.cpp stands in without RMA), so a missing table is a link error.
 #pragma once
 
 #include <mpi.h>
@@ -18,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "common/assert.hpp"
 #include "common/backend.hpp"
 #include "common/config.hpp"
 
@@ -54,24 +49,16 @@ struct BackendModule {
                          int cap) = nullptr;
 };
 
-/// Stores @p module (which must outlive the process: a namespace-scope constexpr object) under
-/// module.kind. Runs during static initialization: never throws. A second module of the same
-/// kind makes the kind unresolvable (backend_module() returns null), so a build that links two
-/// fails at MPI_Init* instead of silently keeping one of them.
-void register_backend_module(const BackendModule& module) noexcept;
+/// The two tables, constant-initialized (usable before and after main).
+extern const BackendModule kPersistentModule;
+extern const BackendModule kRmaModule;
 
-/// The module registered for @p kind, or null (none, or more than one).
-const BackendModule* backend_module(BackendKind kind) noexcept;
-
-/// True when every pointer a module must set is set.
-bool backend_module_complete(const BackendModule& module) noexcept;
-
-/// A namespace-scope object of this type in a backend's .cpp registers its table at load time.
-struct BackendModuleRegistrar {
-    explicit BackendModuleRegistrar(const BackendModule& module) noexcept
-    {
-        register_backend_module(module);
-    }
-};
+/// The table of @p kind: persistent or rma (the only kinds with a backend module).
+inline const BackendModule& backend_module(BackendKind kind) noexcept
+{
+    MPIPCL_ASSERT(kind == BackendKind::Persistent || kind == BackendKind::Rma,
+                  "only persistent and rma have a backend module");
+    return kind == BackendKind::Rma ? kRmaModule : kPersistentModule;
+}
 
 }  // namespace mpipcl

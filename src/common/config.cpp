@@ -183,12 +183,6 @@ Config Config::load()
     if (env_int("MPIPCL_PROGRESS_STAND_DOWN_US", 200, 1000000, &v)) {
         c.progress_stand_down_us = static_cast<int>(v);
     }
-    if (env_int("MPIPCL_RECV_WINDOW", 0, 1 << 20, &v)) {
-        c.recv_window = static_cast<int>(v);
-    }
-    if (env_int("MPIPCL_RECV_WINDOW_BYTES", 0, std::int64_t{1} << 40, &v)) {
-        c.recv_window_bytes = v;
-    }
     if (env_int("MPIPCL_RMA", 0, 1, &v)) {
         c.rma_window = v != 0;
     }

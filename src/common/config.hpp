@@ -45,14 +45,6 @@ struct Config {
     /// Each wake-up takes a core from a polling or computing thread for a moment; fewer
     /// wake-ups show in mpipcl-gbench's Pready/<backend>/threads:16 (docs/benchmarks.md).
     int progress_stand_down_us = 1600;
-    /// MPIPCL_RECV_WINDOW: persistent receiver, most internal receives in flight at once
-    /// (0 = all posted at MPI_Start, the default). In order, Open MPI's ob1 completes large
-    /// messages one by one instead of all at the end, but only while the sender is inside MPI;
-    /// driven by the sender's progress thread alone it is slower (docs/design.md).
-    int recv_window = 0;
-    /// MPIPCL_RECV_WINDOW_BYTES: the window applies when the internal messages average at
-    /// least this many bytes (smaller ones are eager or quick: all posted at once).
-    std::int64_t recv_window_bytes = 256 * 1024;
     bool rma_window = true;   ///< MPIPCL_RMA (0/1): create the RMA window
     int rma_max_attach = -1;  ///< MPIPCL_RMA_MAX_ATTACH: attachment budget, -1 = ask the MPI
     /// MPIPCL_RMA_PUT_BYTES: largest single MPI_Put, 0 = no limit. MPICH moves a large Put

@@ -54,23 +54,27 @@ std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& /*opts
     return std::make_unique<PersistentBackend>(ep, a, comm);
 }
 
-namespace {
-// The module table (common/backend_module.hpp): always available, no process-wide resources,
-// sends from any buffer and datatype. Registered at load time (see there why that is safe).
-constexpr BackendModule kModule = {
+}  // namespace mpipcl::persistent
+
+namespace mpipcl {
+
+// Always available, no process-wide resources, sends from any buffer and datatype.
+constexpr BackendModule kPersistentModule = {
     BackendKind::Persistent,
     [](MPI_Comm) noexcept {},
     []() noexcept {},
     []() noexcept { return true; },
     []() noexcept { return ""; },
     [](const Endpoint&) noexcept { return true; },
-    make_offer,
-    create,
-    tags_needed,
-    auto_messages,
+    persistent::make_offer,
+    persistent::create,
+    persistent::tags_needed,
+    persistent::auto_messages,
 };
-const BackendModuleRegistrar kRegistrar(kModule);
-}  // namespace
+
+}  // namespace mpipcl
+
+namespace mpipcl::persistent {
 
 PersistentBackend::PersistentBackend(const Endpoint& ep, const Agreement& a, MPI_Comm comm)
     : send_(ep.kind == Kind::Send), map_(map_of(a))
@@ -105,16 +109,6 @@ PersistentBackend::PersistentBackend(const Endpoint& ep, const Agreement& a, MPI
                                                 a.tag_base + m, comm, &reqs_[m]));
             }
             recv_part_bytes_ = ep.part_bytes();
-            const int w = config().recv_window;
-            if (w > 0 && m_count > w && map_.total_bytes / m_count >= config().recv_window_bytes) {
-                window_ = w;
-                comm_ = comm;
-                peer_ = ep.peer_world;
-                tag_base_ = a.tag_base;
-                posted_.assign(m_count, 0);
-                MPIPCL_LOG(Debug, "receive window: %d of %d internal receives in flight", w,
-                           m_count);
-            }
             if (ep.partitions <= kCachedPartitions) {
                 all_covering_ranges(map_.begin, recv_part_bytes_, ep.partitions, &first_, &last_);
             }
@@ -161,13 +155,6 @@ void PersistentBackend::start(std::uint64_t /*round*/)
         arrived_[m].store(0, std::memory_order_relaxed);
     }
     remaining_ = m_count;
-    if (window_ > 0) {
-        std::fill(posted_.begin(), posted_.end(), 0);
-        unposted_ = m_count;
-        post_arrived();
-        return;
-    }
-    unposted_ = 0;
     pend_all();
     MPIPCL_CHECK_MPI(m_count == 1 ? PMPI_Start(reqs_.data())
                                   : PMPI_Startall(m_count, reqs_.data()));
@@ -179,49 +166,6 @@ void PersistentBackend::pend_all()
     pending_msg_.resize(reqs_.size());
     for (std::size_t m = 0; m < pending_msg_.size(); ++m) {
         pending_msg_[m] = static_cast<int>(m);
-    }
-}
-
-void PersistentBackend::post_message(int m)
-{
-    MPIPCL_CHECK_MPI(PMPI_Start(&reqs_[m]));
-    posted_[m] = 1;
-    --unposted_;
-    pending_.push_back(reqs_[m]);
-    pending_msg_.push_back(m);
-}
-
-void PersistentBackend::post_arrived()
-{
-    // One MPI_Iprobe with MPI_ANY_TAG names the oldest message from the peer that nothing has
-    // matched yet: usually one of ours (posted in arrival order, i.e. the sender's order). When
-    // it is another transfer's (or a control message), look for ours tag by tag instead.
-    while (unposted_ > 0 && static_cast<int>(pending_.size()) < window_) {
-        int flag = 0;
-        MPI_Status st;
-        MPIPCL_CHECK_MPI(PMPI_Iprobe(peer_, MPI_ANY_TAG, comm_, &flag, &st));
-        if (!flag) {
-            return;  // nothing from the peer waits unmatched
-        }
-        const int m = st.MPI_TAG - tag_base_;
-        if (m >= 0 && m < map_.messages() && posted_[m] == 0) {
-            post_message(m);
-            continue;
-        }
-        int found = -1;
-        for (int k = 0; k < map_.messages() && found < 0; ++k) {
-            if (posted_[k] == 0) {
-                MPIPCL_CHECK_MPI(
-                    PMPI_Iprobe(peer_, tag_base_ + k, comm_, &flag, MPI_STATUS_IGNORE));
-                if (flag) {
-                    found = k;
-                }
-            }
-        }
-        if (found < 0) {
-            return;
-        }
-        post_message(found);
     }
 }
 
@@ -327,9 +271,6 @@ bool PersistentBackend::progress()
         arrived_[m].store(1, std::memory_order_release);
         --remaining_;
     });
-    if (window_ > 0) {
-        post_arrived();
-    }
     return remaining_ == 0;
 }
 
@@ -348,10 +289,8 @@ void PersistentBackend::describe(char* out, std::size_t n) const noexcept
                       map_.messages(), started_.load(std::memory_order_relaxed), pending_.size(),
                       pend, queue, flush_error_.load(std::memory_order_relaxed));
     } else {
-        std::snprintf(out, n,
-                      "persistent recv: messages=%d remaining=%d unposted=%d window=%d "
-                      "pending=%zu[%s]",
-                      map_.messages(), remaining_, unposted_, window_, pending_.size(), pend);
+        std::snprintf(out, n, "persistent recv: messages=%d remaining=%d pending=%zu[%s]",
+                      map_.messages(), remaining_, pending_.size(), pend);
     }
 }
 
@@ -363,16 +302,6 @@ void PersistentBackend::abort_round() noexcept
     for (int m = 0; m < map_.messages(); ++m) {
         if (arrived_[m].load(std::memory_order_relaxed) != 0) {
             continue;
-        }
-        if (window_ > 0 && posted_[m] == 0) {
-            // Never posted: a message already on its way would stay unmatched under a tag that
-            // a later pair may reuse; take it in (and cancel it) like a posted one.
-            int flag = 0;
-            if (PMPI_Iprobe(peer_, tag_base_ + m, comm_, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS ||
-                !flag || PMPI_Start(&reqs_[m]) != MPI_SUCCESS) {
-                continue;
-            }
-            posted_[m] = 1;
         }
         PMPI_Cancel(&reqs_[m]);
         PMPI_Wait(&reqs_[m], MPI_STATUS_IGNORE);

@@ -2,8 +2,8 @@
 // The persistent backend: one internal persistent point-to-point request per internal message
 // on the private communicator; Pready counts partitions down per message with atomics and the
 // message leaves when its count reaches zero. Only src/persistent includes this header: the
-// factory reaches the backend through the module table it registers (common/backend_module.hpp,
-// filled in backend.cpp).
+// factory reaches the backend through its module table (common/backend_module.hpp, defined in
+// backend.cpp).
 #pragma once
 
 #include <mpi.h>
@@ -57,11 +57,7 @@ class PersistentBackend final : public Backend {
 
    private:
     void free_requests() noexcept;
-    /// Receiver with a window: starts internal receives for messages whose envelope has
-    /// arrived, oldest arrival first, while fewer than window_ are in flight (engine lock).
-    void post_arrived();
-    void post_message(int m);
-    /// Every internal request of the round is pending (sender; receiver without a window).
+    /// Every internal request of the round is pending.
     void pend_all();
 
     const bool send_;
@@ -81,16 +77,7 @@ class PersistentBackend final : public Backend {
     std::vector<int> last_;
     std::vector<int> indices_;
 
-    // Receiver window (Config::recv_window): at most window_ internal receives in flight, each
-    // posted only once its message is known to be on the way (MPI_Iprobe), so a late send
-    // partition never holds a slot. 0 = every receive posted at start().
-    int window_ = 0;
-    MPI_Comm comm_ = MPI_COMM_NULL;
-    int peer_ = MPI_PROC_NULL;
-    int tag_base_ = 0;
-    int unposted_ = 0;   ///< messages of this round not yet posted
     int remaining_ = 0;  ///< messages of this round not yet arrived
-    std::vector<std::uint8_t> posted_;
 
     // Engine side, both directions: the internal requests not yet complete this round and
     // their message numbers, compacted as they complete, so a progress pass costs

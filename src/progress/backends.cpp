@@ -16,20 +16,8 @@ namespace mpipcl::progress::backends {
 
 namespace {
 
-/// The kinds the rules below use: rma (which may be unavailable, never missing) and
-/// persistent (the fallback).
-constexpr BackendKind kRequired[] = {BackendKind::Persistent, BackendKind::Rma};
-
-/// The module of @p kind; checked complete in init(), so only a lookup before MPI_Init* throws.
-const BackendModule& module(BackendKind kind)
-{
-    const BackendModule* m = backend_module(kind);
-    if (m == nullptr) {
-        throw Error(ErrId::Internal,
-                    std::string("no backend module '") + backend_name(kind) + "' in libmpipcl");
-    }
-    return *m;
-}
+/// The kinds with a backend: rma (which may be unavailable) and persistent (the fallback).
+constexpr BackendKind kBackends[] = {BackendKind::Persistent, BackendKind::Rma};
 
 /// Whether mpipcl_backend=native can be honoured: the MPI has partitioned calls of its own.
 constexpr bool kNativeAvailable = MPIPCL_MPI_HAS_PARTITIONED != 0;
@@ -51,34 +39,23 @@ void fall_back(RequestOptions* opts, const char* why)
 
 }  // namespace
 
-void init(MPI_Comm comm)
+void init(MPI_Comm comm) noexcept
 {
-    for (const BackendKind kind : kRequired) {
-        const BackendModule* m = backend_module(kind);
-        if (m == nullptr || !backend_module_complete(*m) ||
-            (kind == BackendKind::Persistent && m->auto_messages == nullptr)) {
-            throw Error(ErrId::Internal, std::string("backend module '") + backend_name(kind) +
-                                             "' is missing, registered twice or incomplete in "
-                                             "this libmpipcl build");
-        }
-    }
-    for (const BackendKind kind : kRequired) {
-        backend_module(kind)->init(comm);
+    for (const BackendKind kind : kBackends) {
+        backend_module(kind).init(comm);
     }
 }
 
 void finalize() noexcept
 {
-    for (const BackendKind kind : kRequired) {
-        if (const BackendModule* m = backend_module(kind)) {
-            m->finalize();
-        }
+    for (const BackendKind kind : kBackends) {
+        backend_module(kind).finalize();
     }
 }
 
 BackendKind resolve(RequestOptions* opts, std::int64_t total_bytes)
 {
-    const BackendModule& rma = module(BackendKind::Rma);
+    const BackendModule& rma = backend_module(BackendKind::Rma);
     if (opts->backend == BackendKind::Auto) {
         const std::shared_ptr<const tuning::Table>& table = config().auto_table;
         const tuning::Rule* rule = table != nullptr ? table->find(total_bytes) : nullptr;
@@ -107,7 +84,7 @@ BackendKind agree(BackendKind sender, BackendKind receiver) noexcept
 Offer offer(const Endpoint& ep, const RequestOptions& opts)
 {
     if (opts.backend == BackendKind::Rma) {
-        const BackendModule& rma = module(BackendKind::Rma);
+        const BackendModule& rma = backend_module(BackendKind::Rma);
         if (rma.can_send(ep)) {
             return rma.make_offer(ep, opts);
         }
@@ -115,7 +92,7 @@ Offer offer(const Endpoint& ep, const RequestOptions& opts)
                    "the send datatype cannot be flattened for MPI_Put: asking for the "
                    "persistent backend");
     }
-    return module(BackendKind::Persistent).make_offer(ep, opts);
+    return backend_module(BackendKind::Persistent).make_offer(ep, opts);
 }
 
 std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts, Agreement* a,
@@ -123,7 +100,7 @@ std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts, 
 {
     if (a->backend == BackendKind::Rma) {
         const char* why_not = "the RMA backend built no backend";
-        if (auto b = module(BackendKind::Rma).create(ep, opts, *a, comm, &why_not)) {
+        if (auto b = backend_module(BackendKind::Rma).create(ep, opts, *a, comm, &why_not)) {
             return b;
         }
         // Receiver: this buffer or datatype cannot use RMA.
@@ -131,7 +108,7 @@ std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts, 
                    why_not);
         a->backend = BackendKind::Persistent;
     }
-    const BackendModule& persistent = module(BackendKind::Persistent);
+    const BackendModule& persistent = backend_module(BackendKind::Persistent);
     if (a->messages <= 0) {
         a->messages =
             persistent.auto_messages(a->send_partitions, a->send_part_bytes * a->send_partitions,

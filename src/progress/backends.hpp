@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The backend factory: owns the rules for choosing between the backends, falling back and
-// reserving data tags. It names no concrete backend: it reaches them through the module tables
-// they register (common/backend_module.hpp), by BackendKind, and never includes src/persistent
-// or src/rma (cmake/check_layers.cmake enforces it).
+// reserving data tags. It names no concrete backend: it reaches them through their module
+// tables (common/backend_module.hpp), by BackendKind, and never includes src/persistent or
+// src/rma (cmake/check_layers.cmake enforces it).
 #pragma once
 
 #include <mpi.h>
@@ -16,10 +16,8 @@
 namespace mpipcl::progress::backends {
 
 /// MPI_Init* (collective over the private communicator @p comm): process-wide resources of
-/// the backends (the RMA window). First checks that the modules the rules need (persistent,
-/// rma) are registered, once each and complete, and throws Error (MPI_ERR_INTERN) before any
-/// module's init when one is not; the modules' own init never throws.
-void init(MPI_Comm comm);
+/// the backends (the RMA window). Never throws: a failure makes rma unavailable.
+void init(MPI_Comm comm) noexcept;
 /// MPI_Finalize, after every backend was released.
 void finalize() noexcept;
 
@@ -31,7 +29,6 @@ void finalize() noexcept;
 /// for @p total_bytes says ("rma" only when the window exists, else "persistent"; the rule's
 /// message count fills in an automatic opts->messages): both sides of a correct pair have the
 /// same total, so with the same table they choose alike, and agree() settles any difference.
-/// Throws Error only when a backend module is missing (MPI_ERR_INTERN).
 BackendKind resolve(RequestOptions* opts, std::int64_t total_bytes);
 
 /// Receiver, at pairing: the backend of a pair whose sender offered @p sender and whose

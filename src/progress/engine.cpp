@@ -34,13 +34,7 @@ void Engine::init()
     PMPI_Comm_size(comm_, &size);
     ctrl_.init(comm_, size);
     handshake_.init(comm_);
-    try {
-        backends::init(comm_);  // collective, like the dup above: every process is in MPI_Init*
-    } catch (...) {             // a backend module is missing: the library stays down
-        comm_info_finalize();
-        PMPI_Comm_free(&comm_);
-        throw;
-    }
+    backends::init(comm_);  // collective, like the dup above: every process is in MPI_Init*
     thread_.reset_stop();
     dump_signal_.install(config().dump_signal);
     initialized_.store(true, std::memory_order_release);

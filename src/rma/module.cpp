@@ -1,30 +1,23 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The RMA backend's module table (common/backend_module.hpp), built in both configurations:
 // its functions come from backend.cpp, or from disabled.cpp (MPIPCL_ENABLE_RMA=OFF), so the
-// rma entry always exists and reports why it is unavailable. Registered at load time by the
-// registrar below (see backend_module.hpp for why the order of static initializers does not
-// matter).
+// rma entry always exists and reports why it is unavailable.
 #include "common/backend_module.hpp"
 #include "rma/rma.hpp"
 
-namespace mpipcl::rma {
+namespace mpipcl {
 
-namespace {
-
-constexpr BackendModule kModule = {
+constexpr BackendModule kRmaModule = {
     BackendKind::Rma,
-    init,
-    finalize,
-    available,
-    unavailable_reason,
-    can_send,
-    make_offer,
-    create,
+    rma::init,
+    rma::finalize,
+    rma::available,
+    rma::unavailable_reason,
+    rma::can_send,
+    rma::make_offer,
+    rma::create,
     [](const Agreement&) { return 0; },  // no data tags: the data goes through the window
     nullptr,                             // the put units come from the handshake as they are
 };
-const BackendModuleRegistrar kRegistrar(kModule);
 
-}  // namespace
-
-}  // namespace mpipcl::rma
+}  // namespace mpipcl

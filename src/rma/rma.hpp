@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The RMA backend's module functions (src/rma): module.cpp places them in the module table it
-// registers (common/backend_module.hpp); backend.cpp defines them, or disabled.cpp in a build
+// The RMA backend's module functions (src/rma): module.cpp places them in its module table
+// (common/backend_module.hpp); backend.cpp defines them, or disabled.cpp in a build
 // without RMA (MPIPCL_ENABLE_RMA=OFF: available() is false with its reason, and nothing else is
 // ever called). Only src/rma includes this header: the factory (src/progress/backends.cpp)
 // reaches these functions through the table, by BackendKind::Rma.
