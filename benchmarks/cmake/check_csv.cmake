@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # cmake -DCSV=<file> -DSIZES=a,b -DREQUIRED_MODES=m,n -DSIDES=send,recv [-DPNG=<file>]
 #       [-DRATIO_PNG=<file>] [-DREPEATS=R] -P check_csv.cmake
-# Checks an mpipcl-bench CSV: the header columns, one row per mode x side x size for every
-# required mode (and for any other mode present), positive timings, no verify errors; with
-# REPEATS every row's repeats column is R and every part-* row has a positive ratio_to_multi;
-# the last column is moved: a share 0..1 in recv rows, empty in send rows.
+# Checks an mpipcl-bench CSV: the header columns in their order (readers may go by position),
+# one row per mode x side x size for every required mode (and for any other mode present),
+# positive timings, no verify errors; with REPEATS every row's repeats column is R and every
+# part-* row has a positive ratio_to_multi; moved is a share 0..1 in recv and pipeline rows,
+# empty in send rows; the pipeline columns (reply_bytes ... early_replies_median) are filled in
+# pipeline rows only: a positive round trip, an early-bird share 0..1, 0..T early replies, and
+# an overhead where single ran (1 for single itself); with REPLY_BYTES, reply_bytes is that.
 cmake_minimum_required(VERSION 3.23)
 foreach(var CSV SIZES REQUIRED_MODES SIDES)
   if(NOT DEFINED ${var})
@@ -31,23 +34,71 @@ set(required_columns mode side size_bytes partitions threads compute_ms noise_pc
     stream_bw_MiBps part_send_bw_MiBps ideal_us efficiency extra_compute_us_median
     extra_compute_us_p10 extra_compute_us_p90 comm_us_median comm_us_p10 comm_us_p90
     late_us_median late_us_p90 clock_offset_us verify_errors mpi_library mpipcl_version
-    repeats ratio_to_multi extra_ratio_to_multi moved)
+    repeats ratio_to_multi extra_ratio_to_multi moved reply_bytes round_trip_us_median
+    round_trip_us_p10 round_trip_us_p90 part_round_trip_us_median early_bird_share_median
+    overhead early_replies_median)
+set(position 0)
 foreach(column IN LISTS required_columns)
-  if(NOT column IN_LIST columns)
+  list(FIND columns ${column} found)
+  if(found EQUAL -1)
     message(FATAL_ERROR "column '${column}' missing from the header:\n${header}")
   endif()
+  if(NOT found EQUAL position)
+    message(FATAL_ERROR "column '${column}' at position ${found}, expected ${position} "
+                        "(readers by position):\n${header}")
+  endif()
+  math(EXPR position "${position} + 1")
 endforeach()
 list(LENGTH columns column_count)
-list(FIND columns perceived_us_median perceived_index)
-list(FIND columns efficiency efficiency_index)
-list(FIND columns verify_errors errors_index)
-list(FIND columns repeats repeats_index)
-list(FIND columns ratio_to_multi ratio_index)
-list(FIND columns moved moved_index)
-math(EXPR last_index "${column_count} - 1")
-if(NOT moved_index EQUAL last_index)
-  message(FATAL_ERROR "moved is not the last column (readers by position):\n${header}")
-endif()
+foreach(column perceived_us_median efficiency verify_errors repeats ratio_to_multi moved
+               partitions reply_bytes round_trip_us_median part_round_trip_us_median
+               early_bird_share_median overhead early_replies_median)
+  list(FIND columns ${column} ${column}_index)
+endforeach()
+set(perceived_index ${perceived_us_median_index})
+set(errors_index ${verify_errors_index})
+set(ratio_index ${ratio_to_multi_index})
+set(pipeline_columns reply_bytes round_trip_us_median part_round_trip_us_median
+    early_bird_share_median overhead early_replies_median)
+set(positive "^[0-9.]+(e[-+][0-9]+)?$")
+set(share "^(0|1|0?\\.[0-9]+|[1-9](\\.[0-9]+)?e-[0-9]+)$")
+# Whether single ran on the pipeline side (then every pipeline row has an overhead).
+set(single_pipeline FALSE)
+foreach(line IN LISTS lines)
+  if(line MATCHES "^single,pipeline,")
+    set(single_pipeline TRUE)
+  endif()
+endforeach()
+
+# The pipeline columns of the row in fields (key, mode: the row's).
+macro(check_pipeline_row)
+  foreach(column round_trip_us_median part_round_trip_us_median)
+    list(GET fields ${${column}_index} value)
+    if(NOT value MATCHES "${positive}" OR value EQUAL 0)
+      message(FATAL_ERROR "${column} '${value}' in row ${key} is not a positive time")
+    endif()
+  endforeach()
+  list(GET fields ${early_bird_share_median_index} value)
+  if(NOT value MATCHES "${share}")
+    message(FATAL_ERROR "early_bird_share_median '${value}' in row ${key} is not a share 0..1")
+  endif()
+  list(GET fields ${partitions_index} parts)
+  list(GET fields ${early_replies_median_index} value)
+  if(NOT value MATCHES "^[0-9]+(\\.[0-9]+)?$" OR value GREATER parts)
+    message(FATAL_ERROR "early_replies_median '${value}' in row ${key} is not 0..${parts}")
+  endif()
+  list(GET fields ${overhead_index} value)
+  if(single_pipeline AND (NOT value MATCHES "${positive}" OR value EQUAL 0))
+    message(FATAL_ERROR "overhead '${value}' in row ${key}, expected a positive ratio")
+  endif()
+  if(mode STREQUAL "single" AND NOT value EQUAL 1)
+    message(FATAL_ERROR "overhead '${value}' of single itself in row ${key}, expected 1")
+  endif()
+  list(GET fields ${reply_bytes_index} value)
+  if(DEFINED REPLY_BYTES AND NOT value STREQUAL "${REPLY_BYTES}")
+    message(FATAL_ERROR "reply_bytes '${value}' in row ${key}, expected ${REPLY_BYTES}")
+  endif()
+endmacro()
 
 set(modes_seen "")
 foreach(line IN LISTS lines)
@@ -69,17 +120,27 @@ foreach(line IN LISTS lines)
   list(APPEND modes_seen ${mode})
   foreach(index ${perceived_index} ${efficiency_index})
     list(GET fields ${index} value)
-    if(NOT value MATCHES "^[0-9.]+(e[-+][0-9]+)?$" OR value EQUAL 0)
+    if(NOT value MATCHES "${positive}" OR value EQUAL 0)
       message(FATAL_ERROR "non-positive or missing timing '${value}' in row ${key}")
     endif()
   endforeach()
   list(GET fields ${moved_index} moved)
-  if(side STREQUAL "recv")
-    if(NOT moved MATCHES "^(0|1|0?\\.[0-9]+|[1-9](\\.[0-9]+)?e-[0-9]+)$")
-      message(FATAL_ERROR "moved '${moved}' in row ${key} is not a share 0..1")
+  if(side STREQUAL "send")
+    if(NOT moved STREQUAL "")
+      message(FATAL_ERROR "moved '${moved}' in send-side row ${key}, expected empty")
     endif()
-  elseif(NOT moved STREQUAL "")
-    message(FATAL_ERROR "moved '${moved}' in send-side row ${key}, expected empty")
+  elseif(NOT moved MATCHES "${share}")
+    message(FATAL_ERROR "moved '${moved}' in row ${key} is not a share 0..1")
+  endif()
+  if(side STREQUAL "pipeline")
+    check_pipeline_row()
+  else()
+    foreach(column IN LISTS pipeline_columns)
+      list(GET fields ${${column}_index} value)
+      if(NOT value STREQUAL "")
+        message(FATAL_ERROR "${column} '${value}' in ${side}-side row ${key}, expected empty")
+      endif()
+    endforeach()
   endif()
   list(GET fields ${errors_index} errors)
   if(NOT errors EQUAL 0)

@@ -18,7 +18,8 @@ namespace mpipcl::bench {
 
 namespace {
 
-constexpr int kMaxPartitions = 1024;  // one thread each
+constexpr int kMaxPartitions = 1024;     // one thread each
+constexpr int kMaxReplyBytes = 1 << 20;  // T replies of this many bytes stay below INT_MAX
 constexpr double kMaxComputeMs = 60e3;
 
 /// A bad command line; what() is the message shown to the user.
@@ -122,17 +123,24 @@ std::vector<Side> parse_side(const std::string& text)
     if (text == "recv") {
         return {Side::recv};
     }
+    if (text == "pipeline") {
+        return {Side::pipeline};
+    }
     if (text == "both") {
         return {Side::send, Side::recv};
     }
-    throw UsageError("--side: '" + text + "' is not send, recv or both");
+    if (text == "all") {
+        return {std::begin(kAllSides), std::end(kAllSides)};
+    }
+    throw UsageError("--side: '" + text + "' is not send, recv, pipeline, both or all");
 }
 
 constexpr const char* kDescription =
     R"(Early-bird / noise benchmark of partitioned communication (rank 0 sends, rank 1 receives).
 Each iteration, T sender threads "compute" (sleep) C ms, one of them C*(1+N/100) ms, then hand
 over their part; the sender measures the perceived time from the last thread's hand-over to
-the receiver's acknowledgement.)";
+the receiver's acknowledgement. In a pipeline, receiver thread t answers data part t at once
+with reply part t, which sender thread t polls for: the per-partition round trips.)";
 
 constexpr const char* kFooter =
     R"(Exit codes: 0 ok, 1 data mismatch under --verify, 2 bad command line or environment,
@@ -213,7 +221,16 @@ std::unique_ptr<CLI::App> make_app(Options& o)
             o.sides = parse_side(v);
             o.sides_given = true;
         },
-        "S", "send (perceived bandwidth), recv (early arrival) or both", "both");
+        "S",
+        "send (perceived bandwidth), recv (early arrival), pipeline (per-partition replies), both "
+        "(send and recv) or all",
+        "both");
+    option(
+        "--reply-bytes",
+        [&o](const std::string& v) {
+            o.reply_bytes = static_cast<int>(parse_integer("--reply-bytes", v, 1, kMaxReplyBytes));
+        },
+        "R", "pipeline side: bytes of each reply partition", std::to_string(defaults.reply_bytes));
     option(
         "--iterations",
         [&o](const std::string& v) {
@@ -326,7 +343,18 @@ const char* mode_name(Mode mode)
     return "?";
 }
 
-const char* side_name(Side side) { return side == Side::send ? "send" : "recv"; }
+const char* side_name(Side side)
+{
+    switch (side) {
+        case Side::send:
+            return "send";
+        case Side::recv:
+            return "recv";
+        case Side::pipeline:
+            return "pipeline";
+    }
+    return "?";
+}
 
 std::string backend_of(Mode mode)
 {

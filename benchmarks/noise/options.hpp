@@ -19,11 +19,18 @@ enum class Mode {
     part_native,
 };
 
-/// Which experiment: sender-perceived bandwidth (send) or receiver early notification (recv).
+/// Which experiment: sender-perceived bandwidth (send), receiver early notification (recv), or
+/// a pipeline of per-partition replies (pipeline: the receiver's thread t answers data
+/// partition t with reply partition t, which sender thread t polls; the ICPP'22 overhead and
+/// early_bird programs).
 enum class Side {
     send,
     recv,
+    pipeline,
 };
+
+/// Every side, in the order the driver runs and reports them.
+inline constexpr Side kAllSides[] = {Side::send, Side::recv, Side::pipeline};
 
 /// Every mode, in the order the driver runs and reports them.
 inline constexpr Mode kAllModes[] = {Mode::single,   Mode::multi,     Mode::part_persistent,
@@ -42,6 +49,8 @@ struct Options {
     double compute_ms = 10.0;
     double noise_pct = 4.0;
     std::vector<Side> sides{Side::send, Side::recv};
+    /// Pipeline side: bytes of each reply partition (the ICPP'22 programs send 1).
+    int reply_bytes = 1;
     int iterations = 20;
     int warmup = 2;
     /// Repeats of every point, modes interleaved round-robin (rotated per repeat); the

@@ -133,7 +133,9 @@ std::string gnuplot_script(const std::string& png_path, const Options& options, 
 {
     std::ostringstream gp;
     gp << script_header(png_path, "1400,640");
-    const Side bw_side = has_side(points, Side::send) ? Side::send : Side::recv;
+    // The bandwidth panel shows the first side that ran (send, recv, pipeline).
+    const Side bw_side = *std::find_if(std::begin(kAllSides), std::end(kAllSides) - 1,
+                                       [&](Side side) { return has_side(points, side); });
     std::vector<std::string> bw_plots;
     std::vector<std::string> time_plots;
     // One colour and point type per mode in both panels; in the time panel, dashes mark the
@@ -146,7 +148,7 @@ std::string gnuplot_script(const std::string& png_path, const Options& options, 
         const Mode mode = kAllModes[m];
         const std::string style =
             " linecolor rgb '" + std::string(colors[m]) + "' pointtype " + std::to_string(m + 1);
-        for (const Side side : {Side::send, Side::recv}) {
+        for (const Side side : kAllSides) {
             std::ostringstream rows;
             for (const PointResult& p : points) {
                 if (p.mode == mode && p.side == side) {
@@ -237,6 +239,41 @@ void run_gnuplot(const std::string& script_path)
     }
 }
 
+/// The pipeline side's own figures, one line per pipeline point (nothing without any).
+void print_pipeline_table(std::FILE* out, const Options& options,
+                          const std::vector<PointResult>& points)
+{
+    if (!has_side(points, Side::pipeline)) {
+        return;
+    }
+    std::fprintf(out,
+                 "#\n# pipeline: sender thread t's MPI_Pready (return) -> arrival of reply "
+                 "partition t (%d B), sender clock; all medians over rounds.\n# round trip = "
+                 "union of the T per-partition round trips of a round; part rtt = one partition's "
+                 "round trip (median over t);\n# overhead = round trip / single's (one MPI_Send of "
+                 "S and its reply after the join); early bird = share of the round trip inside the "
+                 "compute phase;\n# early replies = reply partitions that arrived before the last "
+                 "data partition was ready (at most T-1 = %d)\n",
+                 options.reply_bytes, options.partitions - 1);
+    std::fprintf(out, "%10s  %-16s %14s %26s %12s %9s %12s %14s\n", "size", "mode", "round trip us",
+                 "[p10 .. p90]", "part rtt us", "overhead", "early bird %", "early replies");
+    for (const PointResult& p : points) {
+        if (p.side != Side::pipeline) {
+            continue;
+        }
+        const Metrics m = derive(p, options);
+        char ratio[32] = "-";
+        if (const double o = overhead(points, p, options); !std::isnan(o)) {
+            std::snprintf(ratio, sizeof ratio, "%.2f", o);
+        }
+        std::fprintf(out, "%10s  %-16s %14.1f [%10.1f .. %10.1f] %12.1f %9s %12.1f %14.1f%s\n",
+                     format_size(p.bytes).c_str(), mode_name(p.mode), m.round_trip_us.median,
+                     m.round_trip_us.p10, m.round_trip_us.p90, m.part_round_trip_us.median, ratio,
+                     100.0 * m.inside.median, m.early_replies.median,
+                     p.verify_errors > 0 ? "  VERIFY FAILED" : "");
+    }
+}
+
 }  // namespace
 
 Metrics derive(const PointResult& point, const Options& options)
@@ -253,6 +290,10 @@ Metrics derive(const PointResult& point, const Options& options)
     m.comm_us = summarize(scaled(point.comm, kMicro));
     m.late_us = summarize(scaled(point.late, kMicro));
     m.moved = summarize(point.moved);
+    m.round_trip_us = summarize(scaled(point.round_trip, kMicro));
+    m.part_round_trip_us = summarize(scaled(point.part_round_trip, kMicro));
+    m.inside = summarize(point.inside);
+    m.early_replies = summarize(point.early_replies);
 
     const Baseline& base = point.baseline;
     const double part_bytes = bytes / options.partitions;
@@ -304,9 +345,29 @@ PointResult combine_repeats(const std::vector<PointResult>& repeats)
         push_median(out.late, r.late);
         push_median(out.extra, r.extra);
         push_median(out.moved, r.moved);
+        push_median(out.round_trip, r.round_trip);
+        push_median(out.part_round_trip, r.part_round_trip);
+        push_median(out.inside, r.inside);
+        push_median(out.early_replies, r.early_replies);
         out.verify_errors += r.verify_errors;
     }
     return out;
+}
+
+double overhead(const std::vector<PointResult>& points, const PointResult& point,
+                const Options& options)
+{
+    if (point.side != Side::pipeline) {
+        return NAN;
+    }
+    const auto single = std::find_if(points.begin(), points.end(), [&](const PointResult& q) {
+        return q.mode == Mode::single && q.side == Side::pipeline && q.bytes == point.bytes;
+    });
+    if (single == points.end()) {
+        return NAN;
+    }
+    return derive(point, options).round_trip_us.median /
+           derive(*single, options).round_trip_us.median;
 }
 
 std::vector<Ratio> ratios(const std::vector<PointResult>& points, const Options& options)
@@ -413,13 +474,18 @@ std::string format_size(std::size_t bytes)
 std::string progress_line(const PointResult& point, const Options& options, int done, int total)
 {
     const Metrics m = derive(point, options);
-    char text[256];
+    char pipeline[96] = "";
+    if (point.side == Side::pipeline) {
+        std::snprintf(pipeline, sizeof pipeline, ", round trip %.1f us, early replies %.0f",
+                      m.round_trip_us.median, m.early_replies.median);
+    }
+    char text[384];
     std::snprintf(text, sizeof text,
                   "mpipcl-bench: [%d/%d] %s %s %s: perceived %.1f us, %.1f MiB/s, efficiency "
-                  "%.2f%s",
+                  "%.2f%s%s",
                   done, total, mode_name(point.mode), side_name(point.side),
                   format_size(point.bytes).c_str(), m.perceived_us.median, m.perceived_bw.median,
-                  m.efficiency, point.verify_errors > 0 ? ", VERIFY FAILED" : "");
+                  m.efficiency, pipeline, point.verify_errors > 0 ? ", VERIFY FAILED" : "");
     return text;
 }
 
@@ -451,7 +517,7 @@ void print_table(std::FILE* out, const Options& options, const RunInfo& info,
                  "perceived; extra = recv Wait - first arrival;\n# comm = recv Wait - end of the "
                  "laggard's compute; late = last Pready - end of the laggard's compute (wake-up, "
                  "and waiting for a core);\n# moved = share of the units the receiver saw before "
-                 "the end of the laggard's compute (recv side); all medians\n");
+                 "the end of the laggard's compute (recv and pipeline sides); all medians\n");
     std::fprintf(out, "%10s  %-16s %-4s %12s %26s %12s %6s %12s %12s %9s %6s\n", "size", "mode",
                  "side", "perceived us", "[p10 .. p90]", "MiB/s", "eff", "extra us", "comm us",
                  "late us", "moved");
@@ -473,6 +539,7 @@ void print_table(std::FILE* out, const Options& options, const RunInfo& info,
                      m.perceived_bw.median, m.efficiency, extra, m.comm_us.median, m.late_us.median,
                      moved, p.verify_errors > 0 ? "  VERIFY FAILED" : "");
     }
+    print_pipeline_table(out, options, points);
     std::fflush(out);
 }
 
@@ -490,7 +557,10 @@ void write_csv(std::FILE* out, const Options& options, const RunInfo& info,
                  "extra_compute_us_median,extra_compute_us_p10,extra_compute_us_p90,"
                  "comm_us_median,comm_us_p10,comm_us_p90,late_us_median,late_us_p90,"
                  "clock_offset_us,verify_errors,mpi_library,mpipcl_version,repeats,"
-                 "ratio_to_multi,extra_ratio_to_multi,moved\n");
+                 "ratio_to_multi,extra_ratio_to_multi,moved,"
+                 "reply_bytes,round_trip_us_median,round_trip_us_p10,round_trip_us_p90,"
+                 "part_round_trip_us_median,early_bird_share_median,overhead,"
+                 "early_replies_median\n");
     const std::vector<Ratio> all_ratios = ratios(points, options);
     const std::string library = csv_quoted(info.mpi_library);
     const std::string version = csv_quoted(info.mpipcl_version);
@@ -536,9 +606,23 @@ void write_csv(std::FILE* out, const Options& options, const RunInfo& info,
                 extra_to_multi = r.extra_to_multi;
             }
         }
-        std::fprintf(out, ",%ld,%s,%s,%d,%s,%s,%s\n", p.verify_errors, library.c_str(),
+        std::fprintf(out, ",%ld,%s,%s,%d,%s,%s,%s", p.verify_errors, library.c_str(),
                      version.c_str(), p.repeats, csv_number(to_multi).c_str(),
                      csv_number(extra_to_multi).c_str(), csv_number(m.moved.median).c_str());
+        // The pipeline side's columns (empty on the other sides).
+        const bool pipeline = p.side == Side::pipeline;
+        const double tail[] = {pipeline ? options.reply_bytes : NAN,
+                               m.round_trip_us.median,
+                               m.round_trip_us.p10,
+                               m.round_trip_us.p90,
+                               m.part_round_trip_us.median,
+                               m.inside.median,
+                               overhead(points, p, options),
+                               m.early_replies.median};
+        for (const double v : tail) {
+            std::fprintf(out, ",%s", csv_number(v).c_str());
+        }
+        std::fputc('\n', out);
     }
     std::fflush(out);
 }
@@ -580,7 +664,7 @@ std::string ratio_script(const std::string& png_path, const Options& options, co
     std::vector<std::size_t> sizes;
     int block = 0;
     for (const Mode mode : kAllModes) {
-        for (const Side side : {Side::send, Side::recv}) {
+        for (const Side side : kAllSides) {
             std::ostringstream rows;
             for (const Ratio& r : all) {
                 if (r.mode == mode && r.side == side) {
@@ -595,8 +679,10 @@ std::string ratio_script(const std::string& png_path, const Options& options, co
             }
             const std::string name = "$r" + std::to_string(block++);
             gp << name << " << EOD\n" << rows.str() << "EOD\n";
-            plots.push_back(name + " using 1:2 with linespoints" +
-                            (side == Side::recv ? " dashtype 2" : "") + " title " +
+            static const char* const dashes[] = {"", " dashtype 2", " dashtype 4"};
+            static_assert(std::size(dashes) == std::size(kAllSides));
+            plots.push_back(name + " using 1:2 with linespoints" + dashes[static_cast<int>(side)] +
+                            " title " +
                             gp_quoted(std::string(mode_name(mode)) + " " + side_name(side)));
         }
     }

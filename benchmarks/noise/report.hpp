@@ -27,21 +27,31 @@ struct Metrics {
     Stats extra_us;
     Stats comm_us;
     Stats late_us;
-    Stats moved;             ///< share of the units arrived before the laggard's compute ended
-    double latency_us = 0;   ///< L
-    double one_send_bw = 0;  ///< one send of S
-    double stream_bw = 0;    ///< P MPI_Isends of S/P
-    double send_bw = 0;      ///< B: the faster of the two above
-    double part_bw = 0;      ///< B_part: one send of S/P
-    double ideal_us = 0;     ///< T* = L + max(S/(P*B_part), S/B - d)
-    double efficiency = 0;   ///< T* / median perceived time
+    Stats moved;               ///< share of the units arrived before the laggard's compute ended
+    Stats round_trip_us;       ///< pipeline: union of the per-partition round trips per round
+    Stats part_round_trip_us;  ///< pipeline: median per-partition round trip per round
+    Stats inside;              ///< pipeline: share of the round trip inside the compute phase
+    Stats early_replies;       ///< pipeline: replies that arrived before the last data partition
+    double latency_us = 0;     ///< L
+    double one_send_bw = 0;    ///< one send of S
+    double stream_bw = 0;      ///< P MPI_Isends of S/P
+    double send_bw = 0;        ///< B: the faster of the two above
+    double part_bw = 0;        ///< B_part: one send of S/P
+    double ideal_us = 0;       ///< T* = L + max(S/(P*B_part), S/B - d)
+    double efficiency = 0;     ///< T* / median perceived time
 };
 
 [[nodiscard]] Metrics derive(const PointResult& point, const Options& options);
 
+/// Pipeline side: the median round trip of @p point over that of single at the same size (the
+/// ICPP'22 overhead: one MPI_Send of the whole buffer and one reply, after the threads joined);
+/// NaN for other sides or without a single point.
+[[nodiscard]] double overhead(const std::vector<PointResult>& points, const PointResult& point,
+                              const Options& options);
+
 /// The repeats of one point (same mode, side, size) as one point whose samples are the
-/// repeats' medians (perceived, comm, late, extra, moved; verify errors summed). One repeat:
-/// itself.
+/// repeats' medians (perceived, comm, late, extra, moved and the pipeline figures; verify
+/// errors summed). One repeat: itself.
 [[nodiscard]] PointResult combine_repeats(const std::vector<PointResult>& repeats);
 
 /// One partitioned mode at one (size, side) against the P plain MPI_Isends ("multi").

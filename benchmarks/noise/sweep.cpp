@@ -23,6 +23,8 @@ constexpr int kAckTag = 1;
 constexpr int kPingTag = 2;
 constexpr int kResultTag = 3;
 constexpr int kBaselineTag = 4;
+constexpr int kDataTag = 100;    // multi: kDataTag + i for part i (up to 1024 parts)
+constexpr int kReplyTag = 2000;  // the pipeline's replies, likewise
 constexpr int kWarmPings = 10;
 constexpr int kPingPongs = 100;
 constexpr int kMinBaselineWarmup = 2;  // the bound must not rest on a cold first send
@@ -55,8 +57,20 @@ Sweep::Sweep(const Options& options, MPI_Comm comm) : options_(options), comm_(c
 {
     check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
     buffer_.assign(*std::max_element(options_.sizes.begin(), options_.sizes.end()), 0);
+    const auto parts = static_cast<std::size_t>(options_.partitions);
+    const bool pipeline = std::find(options_.sides.begin(), options_.sides.end(), Side::pipeline) !=
+                          options_.sides.end();
+    if (pipeline) {
+        reply_buffer_.assign(parts * static_cast<std::size_t>(options_.reply_bytes), 0);
+    }
     if (rank_ == kSender) {
-        ready_stamps_.resize(static_cast<std::size_t>(options_.partitions));
+        ready_stamps_.resize(parts);
+        handed_stamps_.resize(parts);
+        reply_stamps_.resize(parts);
+    } else {
+        part_stamps_.resize(parts);
+    }
+    if (rank_ == kSender || pipeline) {
         crew_ = std::make_unique<Crew>(options_.partitions);
     }
 }
@@ -147,22 +161,47 @@ PointResult Sweep::run_point(Mode mode, Side side, std::size_t bytes, const Base
     result.bytes = bytes;
     result.baseline = baseline;
 
-    const Endpoint endpoint{comm_, rank_ == kSender, buffer_.data(), bytes, options_.partitions};
+    const int peer = 1 - rank_;
+    const Endpoint endpoint{comm_, rank_ == kSender, buffer_.data(), bytes, options_.partitions,
+                            peer,  kDataTag};
     const auto transfer = make_transfer(mode, endpoint);
+    // The pipeline's replies: the same mode the other way, reply_bytes per partition.
+    std::unique_ptr<Transfer> reply;
+    if (side == Side::pipeline) {
+        const Endpoint back{comm_,
+                            rank_ == kReceiver,
+                            reply_buffer_.data(),
+                            reply_buffer_.size(),
+                            options_.partitions,
+                            peer,
+                            kReplyTag};
+        reply = make_transfer(mode, back);
+    }
     std::mt19937 rng(options_.seed);
     std::uniform_int_distribution<int> pick_laggard(0, options_.partitions - 1);
     const auto measured = static_cast<std::size_t>(options_.iterations);
     std::vector<Iteration> iterations(measured);
-    long errors = 0;
+    long errors = 0;        // receiver: iterations with wrong data
+    long local_errors = 0;  // sender, pipeline: iterations with a wrong reply
     for (int k = -options_.warmup; k < options_.iterations; ++k) {
         Iteration warmup;
         Iteration& it = k >= 0 ? iterations[static_cast<std::size_t>(k)] : warmup;
         const int round = k + options_.warmup;
         if (rank_ == kSender) {
-            sender_iteration(*transfer, bytes, round, pick_laggard(rng), it);
+            const int laggard = pick_laggard(rng);
+            if (!reply) {
+                sender_iteration(*transfer, bytes, round, laggard, it);
+            } else if (pipeline_sender(*transfer, *reply, bytes, round, laggard, it) &&
+                       local_errors++ == 0) {
+                std::fprintf(stderr,
+                             "mpipcl-bench: --verify: %s pipeline %zu B, iteration %d: "
+                             "wrong reply\n",
+                             mode_name(mode), bytes, round);
+            }
             continue;
         }
-        const std::size_t bad = receiver_iteration(*transfer, side, bytes, round, it);
+        const std::size_t bad = reply ? pipeline_receiver(*transfer, *reply, bytes, round, it)
+                                      : receiver_iteration(*transfer, side, bytes, round, it);
         if (bad != kNoMismatch && errors++ == 0) {
             std::fprintf(stderr,
                          "mpipcl-bench: --verify: %s %s %zu B, iteration %d: byte %zu is %u, "
@@ -173,8 +212,8 @@ PointResult Sweep::run_point(Mode mode, Side side, std::size_t bytes, const Base
     }
 
     // The receiver hands its clock readings and error count to the sender: per iteration
-    // first and done, and on the recv side every unit's arrival.
-    const auto units = side == Side::recv ? static_cast<std::size_t>(transfer->units()) : 0;
+    // first and done, and on the recv and pipeline sides every unit's arrival.
+    const auto units = side != Side::send ? static_cast<std::size_t>(transfer->units()) : 0;
     const std::size_t stride = 2 + units;
     std::vector<double> remote(stride * measured + 1);
     if (rank_ == kReceiver) {
@@ -194,7 +233,7 @@ PointResult Sweep::run_point(Mode mode, Side side, std::size_t bytes, const Base
     check(MPI_Recv(remote.data(), static_cast<int>(remote.size()), MPI_DOUBLE, kReceiver,
                    kResultTag, comm_, MPI_STATUS_IGNORE),
           "MPI_Recv");
-    result.verify_errors = static_cast<long>(remote.back());
+    result.verify_errors = static_cast<long>(remote.back()) + local_errors;
     for (std::size_t k = 0; k < measured; ++k) {
         const Iteration& it = iterations[k];
         const double first = remote[stride * k];
@@ -204,8 +243,16 @@ PointResult Sweep::run_point(Mode mode, Side side, std::size_t bytes, const Base
         result.late.push_back(it.last_ready - it.compute_end);
         if (side == Side::recv) {
             result.extra.push_back(done - first);
+        }
+        if (side != Side::send) {
             result.moved.push_back(
                 moved_share(&remote[stride * k + 2], units, baseline.clock_offset, it.compute_end));
+        }
+        if (side == Side::pipeline) {
+            result.round_trip.push_back(it.pipeline.round_trip);
+            result.part_round_trip.push_back(it.pipeline.part_round_trip);
+            result.inside.push_back(it.pipeline.inside);
+            result.early_replies.push_back(it.pipeline.early_replies);
         }
     }
     return result;
@@ -272,7 +319,11 @@ std::size_t Sweep::receiver_iteration(Transfer& transfer, Side side, std::size_t
     out.done = now();
     const unsigned char ack = 1;
     check(MPI_Send(&ack, 1, MPI_BYTE, kSender, kAckTag, comm_), "MPI_Send");
+    return first_mismatch(bytes, round);
+}
 
+std::size_t Sweep::first_mismatch(std::size_t bytes, int round) const
+{
     if (options_.verify) {
         for (std::size_t b = 0; b < bytes; ++b) {
             if (buffer_[b] != pattern(round, b)) {
@@ -281,6 +332,107 @@ std::size_t Sweep::receiver_iteration(Transfer& transfer, Side side, std::size_t
         }
     }
     return kNoMismatch;
+}
+
+bool Sweep::pipeline_sender(Transfer& data, Transfer& reply, std::size_t bytes, int round,
+                            int laggard, Iteration& out)
+{
+    reply.post();  // the replies' receives, before the barrier
+    check(MPI_Barrier(comm_), "MPI_Barrier");
+
+    const auto start = Clock::now();
+    const auto compute = milliseconds(options_.compute_ms);
+    const auto lagging = milliseconds(options_.compute_ms * (1 + options_.noise_pct / 100));
+    const std::size_t part = bytes / static_cast<std::size_t>(options_.partitions);
+    const bool joins = data.joins();
+    data.begin();
+    // Thread t computes, hands over data part t, then busy-polls reply part t, as the ICPP'22
+    // programs do (MPI_Parrived in a loop: how the library polls is what is measured).
+    const auto compute_and_poll = [&](int i) {
+        const auto t = static_cast<std::size_t>(i);
+        if (options_.verify) {
+            for (std::size_t b = t * part; b < (t + 1) * part; ++b) {
+                buffer_[b] = pattern(round, b);
+            }
+        }
+        std::this_thread::sleep_until(start + (i == laggard ? lagging : compute));
+        ready_stamps_[t] = now();
+        data.ready(i);
+        handed_stamps_[t] = now();
+        if (!joins) {
+            while (!reply.part_arrived(i)) {
+            }
+            reply_stamps_[t] = now();
+        }
+    };
+    // The last thread completes both directions; single sends the whole buffer here, and
+    // every partition's interval is the one send and reply.
+    const auto complete = [&] {
+        const double sent = now();
+        data.finish();
+        reply.wait();
+        if (joins) {
+            std::fill(handed_stamps_.begin(), handed_stamps_.end(), sent);
+            std::fill(reply_stamps_.begin(), reply_stamps_.end(), now());
+        }
+    };
+    crew_->run(compute_and_poll, complete);
+    out.compute_end = std::chrono::duration<double>((start + lagging).time_since_epoch()).count();
+    out.last_ready = *std::max_element(ready_stamps_.begin(), ready_stamps_.end());
+    out.ack = *std::max_element(reply_stamps_.begin(), reply_stamps_.end());
+    out.pipeline = pipeline_round(ready_stamps_, handed_stamps_, reply_stamps_, out.compute_end);
+    if (options_.verify) {
+        for (std::size_t b = 0; b < reply_buffer_.size(); ++b) {
+            if (reply_buffer_[b] != pattern(round, b)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+std::size_t Sweep::pipeline_receiver(Transfer& data, Transfer& reply, std::size_t bytes, int round,
+                                     Iteration& out)
+{
+    data.post();
+    check(MPI_Barrier(comm_), "MPI_Barrier");
+    reply.begin();
+    const auto answer = [&](int i) {
+        const auto r = static_cast<std::size_t>(options_.reply_bytes);
+        const auto t = static_cast<std::size_t>(i);
+        for (std::size_t b = t * r; b < (t + 1) * r; ++b) {
+            reply_buffer_[b] = pattern(round, b);
+        }
+        reply.ready(i);
+    };
+    const auto units = static_cast<std::size_t>(data.units());
+    if (data.joins()) {
+        data.wait();
+        part_stamps_[0] = now();
+        for (int i = 0; i < options_.partitions; ++i) {
+            answer(i);
+        }
+        reply.finish();
+    } else {
+        // Thread t waits for data part t and answers it at once.
+        const auto poll_and_answer = [&](int i) {
+            while (!data.part_arrived(i)) {
+            }
+            part_stamps_[static_cast<std::size_t>(i)] = now();
+            answer(i);
+        };
+        const auto complete = [&] {
+            data.wait();
+            reply.finish();
+        };
+        crew_->run(poll_and_answer, complete);
+    }
+    out.done = now();
+    out.arrivals.assign(part_stamps_.begin(),
+                        part_stamps_.begin() + static_cast<std::ptrdiff_t>(units));
+    std::sort(out.arrivals.begin(), out.arrivals.end());
+    out.first = out.arrivals.front();
+    return first_mismatch(bytes, round);
 }
 
 std::vector<PointResult> measure(const Options& options, const std::vector<Mode>& modes,

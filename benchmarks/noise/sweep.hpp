@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "crew.hpp"
@@ -53,6 +54,13 @@ struct PointResult {
     /// Share of the units (0..1) the receiver saw before the laggard's compute ended; recv
     /// side only (moved_share).
     std::vector<double> moved;
+    /// Pipeline side, per iteration (PipelineRound): the round trip (s), the median
+    /// per-partition round trip (s), the share of the round trip inside the compute phase, and
+    /// the reply partitions that arrived before the last data partition was ready.
+    std::vector<double> round_trip;
+    std::vector<double> part_round_trip;
+    std::vector<double> inside;
+    std::vector<double> early_replies;
     long verify_errors = 0;  ///< iterations with wrong data (both ranks know it)
     /// 1: the vectors hold one sample per iteration; R > 1: one median per repeat
     /// (combine_repeats).
@@ -72,6 +80,71 @@ struct PointResult {
         return arrival - clock_offset < compute_end;
     });
     return static_cast<double>(early) / static_cast<double>(units);
+}
+
+/// One pipeline round on the sender's clock (seconds), as the ICPP'22 overhead and early_bird
+/// programs define it: thread t's interval runs from its MPI_Pready's return to the arrival of
+/// its reply partition.
+struct PipelineRound {
+    /// The length of the union of the T intervals: the time some partition's round trip was
+    /// under way (the numerator of the ICPP'22 overhead).
+    double round_trip = NAN;
+    double part_round_trip = NAN;  ///< the median over t of one interval's length
+    /// The share of round_trip before @p compute_end, the end of the compute phase (the
+    /// ICPP'22 early_bird, as a share).
+    double inside = NAN;
+    /// Reply partitions that arrived before the last thread began its MPI_Pready, i.e. while
+    /// some data partition was not ready yet (at most T - 1 with one laggard).
+    double early_replies = NAN;
+};
+
+/// The round of T threads: thread t began MPI_Pready at @p ready[t], it returned at
+/// @p handed[t], and thread t saw its reply arrive at @p replies[t].
+[[nodiscard]] inline PipelineRound pipeline_round(const std::vector<double>& ready,
+                                                  const std::vector<double>& handed,
+                                                  const std::vector<double>& replies,
+                                                  double compute_end)
+{
+    PipelineRound r;
+    const std::size_t n = handed.size();
+    if (n == 0) {
+        return r;
+    }
+    std::vector<std::pair<double, double>> spans(n);
+    std::vector<double> lengths(n);
+    for (std::size_t t = 0; t < n; ++t) {
+        spans[t] = {handed[t], std::max(handed[t], replies[t])};
+        lengths[t] = spans[t].second - spans[t].first;
+    }
+    std::sort(spans.begin(), spans.end());
+    double total = 0;
+    double before = 0;
+    const auto add = [&](double lo, double hi) {
+        total += hi - lo;
+        before += std::max(0.0, std::min(hi, compute_end) - lo);
+    };
+    double lo = spans[0].first;
+    double hi = spans[0].second;
+    for (std::size_t t = 1; t < n; ++t) {
+        if (spans[t].first > hi) {
+            add(lo, hi);
+            lo = spans[t].first;
+        }
+        hi = std::max(hi, spans[t].second);
+    }
+    add(lo, hi);
+    std::nth_element(lengths.begin(), lengths.begin() + static_cast<std::ptrdiff_t>(n / 2),
+                     lengths.end());
+    const double upper = lengths[n / 2];
+    const double lower =
+        n % 2 == 1 ? upper : *std::max_element(lengths.begin(), lengths.begin() + n / 2);
+    const double last_ready = *std::max_element(ready.begin(), ready.end());
+    r.round_trip = total;
+    r.part_round_trip = (lower + upper) / 2;
+    r.inside = total > 0 ? before / total : 0.0;
+    r.early_replies = static_cast<double>(std::count_if(
+        replies.begin(), replies.end(), [&](double reply) { return reply < last_ready; }));
+    return r;
 }
 
 /// Runs the points of one configuration between rank 0 (sender) and rank 1 (receiver).
@@ -99,8 +172,10 @@ class Sweep {
         double ack = 0;          ///< sender clock
         double first = 0;        ///< receiver clock
         double done = 0;         ///< receiver clock
-        /// Receiver clock, recv side: when each unit was first seen, in order of arrival.
+        /// Receiver clock, recv and pipeline sides: when each unit was first seen, in order of
+        /// arrival.
         std::vector<double> arrivals;
+        PipelineRound pipeline;  ///< pipeline side (sender)
     };
 
     void sender_iteration(Transfer& transfer, std::size_t bytes, int round, int laggard,
@@ -108,13 +183,29 @@ class Sweep {
     /// Returns the first wrong byte under --verify, else npos.
     std::size_t receiver_iteration(Transfer& transfer, Side side, std::size_t bytes, int round,
                                    Iteration& out);
+    /// Pipeline side, sender: data leaves through @p data, the replies come back through
+    /// @p reply. Returns whether a reply byte was wrong (--verify).
+    bool pipeline_sender(Transfer& data, Transfer& reply, std::size_t bytes, int round, int laggard,
+                         Iteration& out);
+    /// Pipeline side, receiver: thread t polls data part t, then hands over reply part t.
+    /// Returns the first wrong data byte under --verify, else npos.
+    std::size_t pipeline_receiver(Transfer& data, Transfer& reply, std::size_t bytes, int round,
+                                  Iteration& out);
+    /// Under --verify, the first byte of buffer_[0, bytes) that is not pattern(round), else
+    /// npos.
+    [[nodiscard]] std::size_t first_mismatch(std::size_t bytes, int round) const;
 
     const Options& options_;
     MPI_Comm comm_;
     int rank_ = 0;
     std::vector<unsigned char> buffer_;
-    std::vector<double> ready_stamps_;
-    std::unique_ptr<Crew> crew_;  ///< sender threads, rank 0 only
+    std::vector<unsigned char> reply_buffer_;  ///< pipeline side: T replies of reply_bytes
+    std::vector<double> ready_stamps_;         ///< sender: each thread's MPI_Pready call
+    std::vector<double> handed_stamps_;        ///< sender, pipeline: each MPI_Pready's return
+    std::vector<double> reply_stamps_;         ///< sender, pipeline: each thread's reply arrival
+    std::vector<double> part_stamps_;          ///< receiver, pipeline: each thread's data arrival
+    /// Sender threads on rank 0; with the pipeline side also the receiver's threads on rank 1.
+    std::unique_ptr<Crew> crew_;
 };
 
 /// Every (size, mode, side) point of @p options: per size the baseline, then options.repeats

@@ -2,6 +2,7 @@
 // Unit tests of mpipcl-bench's derived metrics and CSV (no MPI launch).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -125,9 +126,11 @@ TEST(Csv, EveryRowHasEveryColumnAndTheRunParameters)
 
     ASSERT_EQ(lines.size(), 3u);
     const std::vector<std::string> header = csv_fields(lines[0]);
-    // Appended last, so readers by position keep every older column where it was.
-    EXPECT_EQ(header.back(), "moved");
-    EXPECT_EQ(header.at(header.size() - 2), "extra_ratio_to_multi");
+    // Each group appended after the last, so readers by position keep every older column
+    // where it was: moved, then the pipeline side's columns.
+    EXPECT_EQ(header.back(), "early_replies_median");
+    EXPECT_EQ(header.at(header.size() - 9), "moved");
+    EXPECT_EQ(header.at(header.size() - 10), "extra_ratio_to_multi");
     auto column = [&](const std::string& name) {
         for (std::size_t i = 0; i < header.size(); ++i) {
             if (header[i] == name) {
@@ -165,6 +168,119 @@ TEST(Csv, EveryRowHasEveryColumnAndTheRunParameters)
     EXPECT_EQ(std::stod(csv_fields(lines[2]).at(column("extra_compute_us_median"))), 400.0);
     EXPECT_EQ(csv_fields(lines[1]).at(column("moved")), "");  // send side: not measured
     EXPECT_EQ(std::stod(csv_fields(lines[2]).at(column("moved"))), 0.9375);
+    for (std::size_t r = 1; r < lines.size(); ++r) {  // not the pipeline side
+        EXPECT_EQ(csv_fields(lines[r]).at(column("reply_bytes")), "");
+        EXPECT_EQ(csv_fields(lines[r]).at(column("round_trip_us_median")), "");
+        EXPECT_EQ(csv_fields(lines[r]).at(column("overhead")), "");
+    }
+}
+
+/// A pipeline point of @p mode whose rounds took @p round_trip seconds (three rounds).
+PointResult pipeline_point(Mode mode, double round_trip)
+{
+    PointResult p = point_16mib();
+    p.mode = mode;
+    p.side = Side::pipeline;
+    p.moved = {0.5, 0.5, 0.5};
+    p.round_trip = {round_trip, round_trip * 2, round_trip / 2};
+    p.part_round_trip = {3e-6, 3e-6, 3e-6};
+    p.inside = {0.25, 0.75, 0.5};
+    p.early_replies = {15, 14, 15};
+    return p;
+}
+
+TEST(Csv, PipelineRowsHaveThePipelineColumns)
+{
+    Options o;
+    o.reply_bytes = 3;
+    RunInfo info;
+    const std::vector<PointResult> points = {pipeline_point(Mode::single, 1e-3),
+                                             pipeline_point(Mode::part_rma, 2.5e-4)};
+    std::FILE* file = std::tmpfile();
+    ASSERT_NE(file, nullptr);
+    write_csv(file, o, info, points);
+    std::rewind(file);
+    char buffer[4096];
+    std::vector<std::vector<std::string>> rows;
+    while (std::fgets(buffer, sizeof buffer, file) != nullptr) {
+        std::string line = buffer;
+        line.pop_back();
+        rows.push_back(csv_fields(line));
+    }
+    std::fclose(file);
+    ASSERT_EQ(rows.size(), 3u);
+    const std::vector<std::string>& header = rows[0];
+    auto at = [&](std::size_t row, const std::string& name) {
+        const auto it = std::find(header.begin(), header.end(), name);
+        EXPECT_NE(it, header.end()) << name;
+        return rows[row].at(static_cast<std::size_t>(it - header.begin()));
+    };
+    EXPECT_EQ(at(2, "side"), "pipeline");
+    EXPECT_EQ(at(2, "reply_bytes"), "3");
+    EXPECT_DOUBLE_EQ(std::stod(at(2, "round_trip_us_median")), 250.0);
+    EXPECT_DOUBLE_EQ(std::stod(at(2, "round_trip_us_p10")), 150.0);
+    EXPECT_DOUBLE_EQ(std::stod(at(2, "part_round_trip_us_median")), 3.0);
+    EXPECT_DOUBLE_EQ(std::stod(at(2, "early_bird_share_median")), 0.5);
+    EXPECT_DOUBLE_EQ(std::stod(at(2, "overhead")), 0.25);  // 250 us / single's 1000 us
+    EXPECT_DOUBLE_EQ(std::stod(at(1, "overhead")), 1.0);   // single itself
+    EXPECT_DOUBLE_EQ(std::stod(at(2, "early_replies_median")), 15.0);
+    EXPECT_DOUBLE_EQ(std::stod(at(2, "moved")), 0.5);
+    EXPECT_EQ(at(2, "extra_compute_us_median"), "");  // a recv-side figure
+}
+
+TEST(Pipeline, RoundTripIsTheUnionOfThePartitionsIntervals)
+{
+    // Intervals [0, 2], [1, 3], [5, 6]: union [0, 3] and [5, 6], 4 s; 2.5 s of it before the
+    // compute ended at 2.5. Replies at 2 and 3 came before the last Pready began (4.5).
+    const PipelineRound r = pipeline_round({0, 1, 4.5}, {0, 1, 5}, {2, 3, 6}, 2.5);
+    EXPECT_DOUBLE_EQ(r.round_trip, 4.0);
+    EXPECT_DOUBLE_EQ(r.inside, 2.5 / 4.0);
+    EXPECT_DOUBLE_EQ(r.part_round_trip, 2.0);  // lengths 2, 2, 1
+    EXPECT_DOUBLE_EQ(r.early_replies, 2.0);
+}
+
+TEST(Pipeline, AnIntervalInsideAnotherAddsNothing)
+{
+    // [1, 2] lies inside [0, 10]: the union is [0, 10] (the merge keeps the larger end).
+    const PipelineRound r = pipeline_round({0, 1}, {0, 1}, {10, 2}, 20);
+    EXPECT_DOUBLE_EQ(r.round_trip, 10.0);
+    EXPECT_DOUBLE_EQ(r.inside, 1.0);
+    EXPECT_DOUBLE_EQ(r.part_round_trip, 5.5);  // median of 10 and 1
+    EXPECT_DOUBLE_EQ(r.early_replies, 0.0);    // both replies after the last Pready (1)
+}
+
+TEST(Pipeline, SingleIsOneIntervalAfterTheCompute)
+{
+    // single: every partition's interval is the one send and reply after the join.
+    const PipelineRound r = pipeline_round({1, 2, 3}, {4, 4, 4}, {7, 7, 7}, 3);
+    EXPECT_DOUBLE_EQ(r.round_trip, 3.0);
+    EXPECT_DOUBLE_EQ(r.inside, 0.0);
+    EXPECT_DOUBLE_EQ(r.part_round_trip, 3.0);
+    EXPECT_DOUBLE_EQ(r.early_replies, 0.0);
+    EXPECT_TRUE(std::isnan(pipeline_round({}, {}, {}, 0).round_trip));
+}
+
+TEST(Pipeline, OverheadOnlyAgainstSingleOnThePipelineSide)
+{
+    const Options o;
+    const std::vector<PointResult> points = {pipeline_point(Mode::single, 1e-3),
+                                             pipeline_point(Mode::multi, 5e-4), point_16mib()};
+    EXPECT_DOUBLE_EQ(overhead(points, points[1], o), 0.5);
+    EXPECT_TRUE(std::isnan(overhead(points, points[2], o)));  // send side
+    const std::vector<PointResult> no_single = {points[1]};
+    EXPECT_TRUE(std::isnan(overhead(no_single, no_single[0], o)));
+}
+
+TEST(Repeats, PipelineFiguresAreMediansOfRepeatMedians)
+{
+    const PointResult a = pipeline_point(Mode::part_persistent, 1e-3);  // median 1 ms
+    const PointResult b = pipeline_point(Mode::part_persistent, 3e-3);  // median 3 ms
+    const PointResult c = pipeline_point(Mode::part_persistent, 2e-3);  // median 2 ms
+    const PointResult combined = combine_repeats({a, b, c});
+    EXPECT_EQ(combined.round_trip, (std::vector<double>{1e-3, 3e-3, 2e-3}));
+    EXPECT_EQ(combined.early_replies, (std::vector<double>{15, 15, 15}));
+    EXPECT_EQ(combined.inside, (std::vector<double>{0.5, 0.5, 0.5}));
+    EXPECT_DOUBLE_EQ(derive(combined, Options{}).round_trip_us.median, 2000.0);
 }
 
 TEST(Moved, ShareOfUnitsBeforeTheLaggardsComputeEnded)

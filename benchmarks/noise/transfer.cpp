@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The ways one buffer moves from rank 0 to rank 1: single send, multi send, partitioned.
+// The ways one buffer moves from one rank to the other: single send, multi send, partitioned.
 #include "transfer.hpp"
 
 #include <mpipcl.h>
@@ -13,10 +13,6 @@
 namespace mpipcl::bench {
 
 namespace {
-
-constexpr int kSender = 0;
-constexpr int kReceiver = 1;
-constexpr int kDataTag = 100;  // multi send uses kDataTag + i for part i, so parts cannot swap
 
 int count_of(std::size_t bytes)
 {
@@ -32,15 +28,15 @@ class SingleSend final : public Transfer {
 
     void finish() override
     {
-        check(MPI_Send(e_.buffer, count_of(e_.bytes), MPI_BYTE, kReceiver, kDataTag, e_.comm),
+        check(MPI_Send(e_.buffer, count_of(e_.bytes), MPI_BYTE, e_.peer, e_.tag, e_.comm),
               "MPI_Send");
     }
 
     void post() override
     {
-        check(MPI_Irecv(e_.buffer, count_of(e_.bytes), MPI_BYTE, kSender, kDataTag, e_.comm,
-                        &request_),
-              "MPI_Irecv");
+        check(
+            MPI_Irecv(e_.buffer, count_of(e_.bytes), MPI_BYTE, e_.peer, e_.tag, e_.comm, &request_),
+            "MPI_Irecv");
     }
 
     int arrived() override
@@ -55,6 +51,10 @@ class SingleSend final : public Transfer {
     [[nodiscard]] int units() const override { return 1; }
 
     void wait() override { check(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait"); }
+
+    bool part_arrived(int) override { return arrived() == 1; }
+
+    [[nodiscard]] bool joins() const override { return true; }
 
    private:
     Endpoint e_;
@@ -73,8 +73,8 @@ class MultiSend final : public Transfer {
 
     void ready(int i) override
     {
-        check(MPI_Isend(part(i), count_of(e_.part_bytes()), MPI_BYTE, kReceiver, kDataTag + i,
-                        e_.comm, &requests_[static_cast<std::size_t>(i)]),
+        check(MPI_Isend(part(i), count_of(e_.part_bytes()), MPI_BYTE, e_.peer, e_.tag + i, e_.comm,
+                        &requests_[static_cast<std::size_t>(i)]),
               "MPI_Isend");
     }
 
@@ -83,7 +83,7 @@ class MultiSend final : public Transfer {
     void post() override
     {
         for (int i = 0; i < e_.partitions; ++i) {
-            check(MPI_Irecv(part(i), count_of(e_.part_bytes()), MPI_BYTE, kSender, kDataTag + i,
+            check(MPI_Irecv(part(i), count_of(e_.part_bytes()), MPI_BYTE, e_.peer, e_.tag + i,
                             e_.comm, &requests_[static_cast<std::size_t>(i)]),
                   "MPI_Irecv");
         }
@@ -109,6 +109,14 @@ class MultiSend final : public Transfer {
         check(MPI_Waitall(e_.partitions, requests_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
     }
 
+    bool part_arrived(int i) override
+    {
+        int done = 0;
+        check(MPI_Test(&requests_[static_cast<std::size_t>(i)], &done, MPI_STATUS_IGNORE),
+              "MPI_Test");
+        return done != 0;
+    }
+
    private:
     unsigned char* part(int i) const
     {
@@ -130,11 +138,11 @@ class Partitioned final : public Transfer {
         const BackendInfo info(backend);
         const auto count = static_cast<MPI_Count>(e.part_bytes());
         if (e.sender) {
-            check(MPI_Psend_init(e.buffer, e.partitions, count, MPI_BYTE, kReceiver, kDataTag,
-                                 e.comm, info.get(), &request_),
+            check(MPI_Psend_init(e.buffer, e.partitions, count, MPI_BYTE, e.peer, e.tag, e.comm,
+                                 info.get(), &request_),
                   "MPI_Psend_init");
         } else {
-            check(MPI_Precv_init(e.buffer, e.partitions, count, MPI_BYTE, kSender, kDataTag, e.comm,
+            check(MPI_Precv_init(e.buffer, e.partitions, count, MPI_BYTE, e.peer, e.tag, e.comm,
                                  info.get(), &request_),
                   "MPI_Precv_init");
         }
@@ -173,6 +181,13 @@ class Partitioned final : public Transfer {
     [[nodiscard]] int units() const override { return e_.partitions; }
 
     void wait() override { check(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait"); }
+
+    bool part_arrived(int i) override
+    {
+        int flag = 0;
+        check(MPI_Parrived(request_, i, &flag), "MPI_Parrived");
+        return flag != 0;
+    }
 
    private:
     Endpoint e_;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The ways one buffer moves from rank 0 to rank 1: single send, multi send, partitioned.
+// The ways one buffer moves from one rank to the other: single send, multi send, partitioned.
 #pragma once
 
 #include <mpi.h>
@@ -11,13 +11,16 @@
 
 namespace mpipcl::bench {
 
-/// Where one transfer runs: rank 0 of comm sends buffer[0, bytes), rank 1 receives it.
+/// Where one transfer runs: the sender of the pair sends buffer[0, bytes) to the receiver (rank
+/// 0 to rank 1, or rank 1 to rank 0 for a pipeline's replies).
 struct Endpoint {
     MPI_Comm comm;
     bool sender;
     unsigned char* buffer;
     std::size_t bytes;
     int partitions;  ///< sender threads = parts on both sides; divides bytes
+    int peer;        ///< the other rank
+    int tag;         ///< the transfer's tag (multi: tag + i for part i)
 
     [[nodiscard]] std::size_t part_bytes() const
     {
@@ -50,6 +53,12 @@ class Transfer {
     [[nodiscard]] virtual int units() const = 0;
     /// Receiver: block until the whole buffer is in place.
     virtual void wait() = 0;
+
+    /// Receiver thread i: poll once whether part i has arrived (multi: its receive completed,
+    /// partitioned: MPI_Parrived). Thread-safe for distinct i; not for single (joins()).
+    virtual bool part_arrived(int i) = 0;
+    /// The sender's threads join before anything moves (single): there are no parts to poll.
+    [[nodiscard]] virtual bool joins() const { return false; }
 };
 
 /// The transfer of mode between the two ranks of endpoint.comm (local, never blocks).
