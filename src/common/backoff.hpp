@@ -13,6 +13,15 @@
 
 namespace mpipcl {
 
+/// One CPU pause, the spin-wait hint (no system call): the caller's next poll comes a little
+/// later, and a sibling hardware thread gets the core's pipeline meanwhile.
+inline void cpu_relax() noexcept
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
 class Backoff {
    public:
     /// @p yield_us: how long to keep yielding before the first sleep; @p max_sleep_us: cap;
@@ -38,9 +47,7 @@ class Backoff {
         // leaves the core to threads that share it, which shows in mpipcl-gbench's
         // Pready/<backend>/threads:16 (docs/benchmarks.md).
         if (polling_ && (++polls_ & (kPollsPerClockRead - 1)) != 0) {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#endif
+            cpu_relax();
             return;
         }
         const auto now = Clock::now();
@@ -50,9 +57,7 @@ class Backoff {
         }
         polling_ = now - idle_since_ < std::chrono::microseconds(poll_us_);
         if (polling_) {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#endif
+            cpu_relax();
             return;
         }
         if (now - idle_since_ < std::chrono::microseconds(yield_us_)) {

@@ -96,6 +96,19 @@ inline constexpr std::int64_t kProgressStandDownFirstNs = 200000;
 /// Longest idle wait of the progress thread with no request active or pairing (a wake-up
 /// notifies it earlier; the bound only makes sure nothing is ever missed).
 inline constexpr std::int64_t kProgressIdleWaitNs = 50000000;
+/// MPI_Parrived on a partition that has not arrived (progress::Engine::parrived_missed), counted
+/// per thread in misses in a row: the first kParrivedEagerMisses each drive progress unless
+/// another thread is in a pass (an arrival is often a few microseconds away, about as long as
+/// that many passes take). After them every miss pauses the CPU, every kParrivedDriveEvery-th
+/// drives progress and every kParrivedYieldEvery-th yields the core, so that many threads
+/// polling pending partitions leave the cores to the threads that compute; mpipcl-gbench's
+/// Parrived/<backend>/pending/threads:16 and mpipcl-bench --side pipeline show the trade-off.
+inline constexpr unsigned kParrivedEagerMisses = 128;
+inline constexpr unsigned kParrivedDriveEvery = 8;
+inline constexpr unsigned kParrivedYieldEvery = 64;
+static_assert((kParrivedDriveEvery & (kParrivedDriveEvery - 1)) == 0 &&
+                  (kParrivedYieldEvery & (kParrivedYieldEvery - 1)) == 0,
+              "powers of two: a miss tests them with a mask");
 /// MPI_Finalize's wait for the control messages still addressed to this process: yield this
 /// long, then sleep in steps growing to kFinalizeDrainMaxSleepUs.
 inline constexpr int kFinalizeDrainYieldUs = 20;

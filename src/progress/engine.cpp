@@ -11,6 +11,26 @@
 
 namespace mpipcl::progress {
 
+namespace {
+
+/// Marks the engine lock's holder as in a progress pass for its scope (Engine::passing_).
+class PassingMark {
+   public:
+    explicit PassingMark(std::atomic<bool>& flag) noexcept : flag_(flag)
+    {
+        // sync: relaxed both ways, a hint for MPI_Parrived's pollers (Engine::parrived_missed).
+        flag_.store(true, std::memory_order_relaxed);
+    }
+    ~PassingMark() { flag_.store(false, std::memory_order_relaxed); }
+    PassingMark(const PassingMark&) = delete;
+    PassingMark& operator=(const PassingMark&) = delete;
+
+   private:
+    std::atomic<bool>& flag_;
+};
+
+}  // namespace
+
 void Engine::init()
 {
     if (initialized()) {
@@ -120,6 +140,7 @@ bool Engine::progress_for(Transfer& t) noexcept
         handshake_.pending() > 0) {
         return pass(lk, false);
     }
+    const PassingMark mark(passing_);
     bool done = false;
     try {
         done = advance_locked(t);
@@ -148,6 +169,7 @@ bool Engine::pass(std::unique_lock<std::mutex>& lk, bool all) noexcept
     if (!lk.owns_lock() || !initialized()) {
         return false;
     }
+    const PassingMark mark(passing_);
     if (g_dump_requested.load(std::memory_order_relaxed)) [[unlikely]] {
         dump_locked();
     }

@@ -5,12 +5,15 @@
 #pragma once
 
 #include <mpi.h>
+#include <sched.h>
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 
+#include "common/backoff.hpp"
+#include "common/config.hpp"
 #include "progress/control_channel.hpp"
 #include "progress/dump_signal.hpp"
 #include "progress/handshake.hpp"
@@ -61,6 +64,37 @@ class Engine final : private ProgressThread::Work {
     /// transfer awaits a control message or control sends are in flight, it is a full pass.
     /// Returns true if something happened. Never throws.
     bool progress_for(Transfer& t) noexcept;
+    /// MPI_Parrived found its partition not arrived (an application thread). Drives progress,
+    /// so that a loop of Parrived calls terminates without a progress thread, except while
+    /// another thread (the progress thread, or an application thread) is in a pass: then the
+    /// call costs one atomic load, and that pass publishes what it finds through the backends'
+    /// arrival flags, which the caller's next poll reads. After kParrivedEagerMisses misses in
+    /// a row by this thread it backs off (config.hpp): a CPU pause per miss, progress every
+    /// kParrivedDriveEvery-th miss, a yield of the core every kParrivedYieldEvery-th.
+    [[gnu::always_inline]] void parrived_missed() noexcept
+    {
+        const unsigned misses = ++t_parrived_misses_;
+        if (misses > kParrivedEagerMisses) {
+            cpu_relax();
+            if ((misses & (kParrivedYieldEvery - 1)) == 0) {
+                sched_yield();
+            }
+            if ((misses & (kParrivedDriveEvery - 1)) != 0) {
+                return;
+            }
+        }
+        // sync: relaxed, a hint: a pass that ends just after this load is missed for one poll.
+        if (!passing_.load(std::memory_order_relaxed)) {
+            progress();
+        }
+    }
+    /// MPI_Parrived found its partition arrived: this thread's next miss is eager again.
+    [[gnu::always_inline]] static void parrived_hit() noexcept
+    {
+        if (t_parrived_misses_ != 0) {
+            t_parrived_misses_ = 0;
+        }
+    }
     std::uint64_t next_id() { return next_id_.fetch_add(1, std::memory_order_relaxed); }
     /// The progress thread runs (MPI_THREAD_MULTIPLE and MPIPCL_PROGRESS_THREAD=1).
     bool progress_thread_running() const { return thread_.running(); }
@@ -87,6 +121,12 @@ class Engine final : private ProgressThread::Work {
     bool advance_locked(Transfer& t);
     void start_thread_locked();
     void wake() noexcept { thread_.wake(); }
+
+    /// A thread holds the engine lock for a pass (parrived_missed reads it lock-free).
+    std::atomic<bool> passing_{false};
+    /// This thread's MPI_Parrived misses in a row (parrived_missed / parrived_hit).
+    static inline thread_local unsigned t_parrived_misses_
+        __attribute__((tls_model("initial-exec"))) = 0;
 
     std::atomic<bool> initialized_{false};
     bool thread_multiple_ = false;

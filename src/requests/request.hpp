@@ -182,15 +182,18 @@ inline void Request::issue_queued() noexcept
         if (t_->round_complete()) {
             // A failed round has not delivered its data: report its error, never "arrived".
             *flag = t_->round_error() == MPI_SUCCESS ? 1 : 0;
+            progress::Engine::parrived_hit();
             return t_->round_error();
         }
         if (t_->arrived(partition)) {
             *flag = 1;
+            progress::Engine::parrived_hit();
             return MPI_SUCCESS;
         }
         if (pass == 0) {
-            // Not known yet: drive progress ourselves so a Parrived-only loop terminates.
-            progress::Engine::instance().progress();
+            // Not known yet: drive progress (unless another thread is driving it, and less
+            // often after many misses) so a Parrived-only loop terminates.
+            progress::Engine::instance().parrived_missed();
         }
     }
     *flag = 0;
