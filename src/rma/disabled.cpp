@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The RMA backend entry points in a build without it (MPIPCL_ENABLE_RMA=OFF); module.cpp
-// puts them in the rma module table, which then reports itself unavailable with the reason below.
+// The RMA backend entry points in a build without it (MPIPCL_ENABLE_RMA=OFF); module.cpp places
+// them in the rma module table, which then reports itself unavailable with the reason below.
 #include "rma/rma.hpp"
 
 namespace mpipcl::rma {
