@@ -35,6 +35,9 @@ struct Endpoint {
     std::uint64_t comm_key = 0;      ///< identifies comm identically on every member
     std::int64_t elem_bytes = 0;     ///< MPI_Type_size(datatype)
     MPI_Aint extent = 0;             ///< MPI_Type_get_extent(datatype)
+    /// The datatype is dense: its elements lie back to back in type-signature order from the
+    /// buffer's start (lower bound 0, extent == size), so a memcpy moves a partition.
+    bool dense = false;
 
     std::int64_t part_bytes() const { return static_cast<std::int64_t>(count) * elem_bytes; }
     std::int64_t total_bytes() const { return part_bytes() * partitions; }
@@ -58,6 +61,11 @@ struct Agreement {
     int messages = 0;  ///< requested internal messages (the map may use fewer)
     int tag_base = 0;  ///< first data tag on the private communicator
     BackendKind backend = BackendKind::Persistent;
+    /// The sender's datatype is dense (Endpoint::dense, sent in the Setup).
+    bool send_dense = false;
+    /// Persistent backend: the packed layout (docs/design.md); decided by the receiver at
+    /// pairing, learnt by the sender from the Reply.
+    bool packed = false;
     /// The peer's backend data (Offer::extra of its Setup on the receiver, of its Reply on
     /// the sender).
     std::uint64_t peer_extra[4] = {0, 0, 0, 0};

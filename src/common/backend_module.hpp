@@ -19,7 +19,7 @@
 namespace mpipcl {
 
 /// One backend's entry points. Every pointer is set, except auto_messages (null: the backend
-/// takes the message count from the handshake as it is).
+/// takes the message count from the handshake as it is) and packs (null: no packed layout).
 struct BackendModule {
     BackendKind kind = BackendKind::Persistent;
     /// In MPI_Init* (collective over @p comm, the engine's private communicator): process-wide
@@ -47,6 +47,9 @@ struct BackendModule {
     /// @p min_bytes and at most @p cap messages.
     int (*auto_messages)(int send_partitions, std::int64_t total_bytes, std::int64_t min_bytes,
                          int cap) = nullptr;
+    /// Receiver, at pairing (a.messages resolved): whether agreement @p a with receive side
+    /// @p ep uses the backend's packed layout; null for a backend without one.
+    bool (*packs)(const Endpoint& ep, const Agreement& a) noexcept = nullptr;
 };
 
 /// The two tables, constant-initialized (usable before and after main).

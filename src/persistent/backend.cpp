@@ -8,6 +8,7 @@
 #include "common/backend_module.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "persistent/packed.hpp"
 
 namespace mpipcl::persistent {
 
@@ -46,11 +47,14 @@ Offer make_offer(const Endpoint& ep, const RequestOptions& opts)
     return o;
 }
 
-int tags_needed(const Agreement& a) { return map_of(a).messages(); }
+int tags_needed(const Agreement& a) { return a.packed ? 1 : map_of(a).messages(); }
 
 std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& /*opts*/,
                                 const Agreement& a, MPI_Comm comm, const char** /*why_not*/)
 {
+    if (a.packed) {
+        return std::make_unique<PackedBackend>(ep, a, comm);
+    }
     return std::make_unique<PersistentBackend>(ep, a, comm);
 }
 
@@ -70,6 +74,7 @@ constexpr BackendModule kPersistentModule = {
     persistent::create,
     persistent::tags_needed,
     persistent::auto_messages,
+    persistent::packs,
 };
 
 }  // namespace mpipcl
@@ -196,21 +201,7 @@ void PersistentBackend::flush() noexcept
 
 bool PersistentBackend::arrived(int p) const noexcept
 {
-    int first = 0;
-    int last = 0;
-    if (first_.empty()) {
-        covering_ranges(map_.begin, recv_part_bytes_, p, &first, &last);  // O(log M)
-    } else {
-        first = first_[p];
-        last = last_[p];
-    }
-    for (int m = first; m <= last; ++m) {
-        // sync: acquire pairs with progress()'s release after the receive completed.
-        if (arrived_[m].load(std::memory_order_acquire) == 0) {
-            return false;
-        }
-    }
-    return true;
+    return covered_arrived(map_.begin, recv_part_bytes_, first_, last_, arrived_.get(), p);
 }
 
 template <class Done>

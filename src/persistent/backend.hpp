@@ -31,6 +31,30 @@ inline int auto_messages(int send_partitions, std::int64_t total_bytes, std::int
     return static_cast<int>(std::max<std::int64_t>(1, m));
 }
 
+/// Receiver, both layouts: whether every range of @p bounds that receive partition @p p of
+/// @p recv_part_bytes covers has its flag in @p flags set; @p first and @p last cache the
+/// covering ranges per receive partition (empty: looked up, O(log ranges)).
+inline bool covered_arrived(const std::vector<std::int64_t>& bounds, std::int64_t recv_part_bytes,
+                            const std::vector<int>& first, const std::vector<int>& last,
+                            const std::atomic<std::uint8_t>* flags, int p) noexcept
+{
+    int lo = 0;
+    int hi = 0;
+    if (first.empty()) {
+        covering_ranges(bounds, recv_part_bytes, p, &lo, &hi);
+    } else {
+        lo = first[p];
+        hi = last[p];
+    }
+    for (int m = lo; m <= hi; ++m) {
+        // sync: acquire pairs with the release that set the flag after the data landed.
+        if (flags[m].load(std::memory_order_acquire) == 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /// The sender's Setup for this backend (the message count it asks for).
 Offer make_offer(const Endpoint& ep, const RequestOptions& opts);
 

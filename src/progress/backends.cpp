@@ -116,6 +116,7 @@ std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts, 
     }
     const bool recv = ep.kind == Kind::Recv;
     if (recv) {
+        a->packed = persistent.packs != nullptr && persistent.packs(ep, *a);
         a->tag_base = tags->allocate(persistent.tags_needed(*a));
         if (a->tag_base < 0) {
             throw Error(ErrId::Internal, "out of data tags on the private communicator");

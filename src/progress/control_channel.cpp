@@ -52,6 +52,7 @@ CtrlMsg setup_msg(const Endpoint& ep, std::uint64_t send_id, const Offer& offer)
     m.partitions = ep.partitions;
     m.backend = static_cast<std::int32_t>(offer.backend);
     m.messages = offer.messages;
+    m.flags = ep.dense ? kFlagSendDense : 0;
     std::copy(std::begin(offer.extra), std::end(offer.extra), std::begin(m.extra));
     return m;
 }
@@ -78,6 +79,7 @@ CtrlMsg reply_msg(std::uint64_t send_id, std::uint64_t recv_id, const Agreement&
     m.messages = a.messages;
     m.backend = static_cast<std::int32_t>(a.backend);
     m.tag_base = a.tag_base;
+    m.flags = a.packed ? kFlagPacked : 0;
     m.error = error == MPI_SUCCESS ? 0 : encode_error(error);
     return m;
 }
@@ -118,6 +120,8 @@ Agreement agreement_of(const Endpoint& local, const CtrlMsg& peer)
     a.recv_elem_bytes = send ? peer.elem_bytes : local.elem_bytes;
     a.messages = peer.messages;
     a.tag_base = peer.tag_base;
+    a.send_dense = send ? local.dense : (peer.flags & kFlagSendDense) != 0;
+    a.packed = send && (peer.flags & kFlagPacked) != 0;
     a.backend = static_cast<BackendKind>(peer.backend);
     std::copy(std::begin(peer.extra), std::end(peer.extra), std::begin(a.peer_extra));
     return a;

@@ -21,6 +21,11 @@ enum class MsgType : std::int32_t {
 constexpr std::int32_t kAbortToReceiver = 0;
 constexpr std::int32_t kAbortToSender = 1;
 
+/// CtrlMsg::flags of a Setup: the sender's datatype is dense (Endpoint::dense).
+constexpr std::int32_t kFlagSendDense = 1;
+/// CtrlMsg::flags of a Reply: the persistent backend uses the packed layout (Agreement::packed).
+constexpr std::int32_t kFlagPacked = 2;
+
 /// Fixed-size, trivially copyable; both sides run the same binary layout (same library).
 struct CtrlMsg {
     MsgType type;
@@ -35,7 +40,7 @@ struct CtrlMsg {
     std::int32_t messages;    ///< requested internal messages, 0 = automatic
     std::int32_t tag_base;    ///< Reply: first data tag
     std::int32_t error;       ///< Reply, Abort: encoded error (ErrId+1), 0 = accepted
-    std::int32_t reserved;
+    std::int32_t flags;       ///< kFlag* bits (Setup: the sender's; Reply: the agreement's)
     /// Backend data. Setup: [0] NotifyMode asked for; Reply: the rma target description
     /// (rma::TargetInfo); Ready: [0] the round the receiver started.
     std::uint64_t extra[4];

@@ -47,6 +47,56 @@ MPI_Datatype own_type(MPI_Datatype type, bool* owned)
     MPIPCL_CHECK_MPI(PMPI_Type_dup(type, &dup));
     return dup;
 }
+
+/// Whether @p type is dense (Endpoint::dense): lower bound 0, extent == size, and a named type
+/// or a chain of duplicates and contiguous runs of one, so its bytes lie in type-signature
+/// order. Any other constructor answers false (only the packed layout needs a dense type).
+bool dense_type(MPI_Datatype type)
+{
+    MPI_Count size = 0;
+    MPI_Count lb = 0;
+    MPI_Count extent = 0;
+    if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS ||
+        PMPI_Type_get_extent_x(type, &lb, &extent) != MPI_SUCCESS || lb != 0 || extent != size) {
+        return false;
+    }
+    MPI_Datatype t = type;
+    bool dense = false;
+    for (;;) {
+        int ni = 0;
+        int na = 0;
+        int nd = 0;
+        int combiner = MPI_COMBINER_NAMED;
+        if (PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS) {
+            break;
+        }
+        if (combiner == MPI_COMBINER_NAMED) {
+            dense = true;
+            break;
+        }
+        int ints[1] = {0};
+        MPI_Aint addrs[1] = {0};
+        MPI_Datatype inner = MPI_DATATYPE_NULL;
+        const bool chain = (combiner == MPI_COMBINER_DUP || combiner == MPI_COMBINER_CONTIGUOUS) &&
+                           ni <= 1 && na == 0 && nd == 1;
+        if (!chain || PMPI_Type_get_contents(t, ni, na, nd, ints, addrs, &inner) != MPI_SUCCESS) {
+            break;
+        }
+        if (t != type) {
+            PMPI_Type_free(&t);  // a handle get_contents returned (never a named type)
+        }
+        t = inner;
+    }
+    int ni = 0;
+    int na = 0;
+    int nd = 0;
+    int combiner = MPI_COMBINER_NAMED;
+    if (t != type && PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
+        combiner != MPI_COMBINER_NAMED) {
+        PMPI_Type_free(&t);
+    }
+    return dense;
+}
 }  // namespace
 
 void Request::create(const InitArgs& args, MPI_Request* handle)
@@ -62,6 +112,7 @@ void Request::create(const InitArgs& args, MPI_Request* handle)
     ep.comm = args.comm;
     ep.elem_bytes = args.type_size;
     ep.extent = args.extent;
+    ep.dense = dense_type(args.datatype);
     if (args.peer != MPI_PROC_NULL) {
         ep.comm_key = progress::comm_key(args.comm);
         ep.peer_world = progress::world_rank_of(args.comm, args.peer);

@@ -18,6 +18,7 @@ constexpr BackendModule kRmaModule = {
     rma::create,
     [](const Agreement&) { return 0; },  // no data tags: the data goes through the window
     nullptr,                             // the put units come from the handshake as they are
+    nullptr,                             // no packed layout
 };
 
 }  // namespace mpipcl
