@@ -20,7 +20,9 @@ namespace mpipcl {
 /// pusher's own next try_begin() sees the drain ended (coherence). No fence argument needed.
 ///
 /// Each unit is pushed at most once between two reset() calls (callers count partitions down
-/// and push a unit when its count reaches zero).
+/// and push a unit when its count reaches zero). The word's upper bits count the pushes since
+/// the last reset (pushed()): a send path whose units are single partitions learns from it,
+/// without a read-modify-write of its own, whether every partition of the round is ready.
 class ReadyQueue {
    public:
     ReadyQueue() = default;
@@ -38,7 +40,7 @@ class ReadyQueue {
         std::uint64_t desired = 0;
         do {
             next_[u].store(head_of(w), std::memory_order_relaxed);
-            desired = (w & kDraining) | static_cast<std::uint64_t>(u + 1);
+            desired = ((w & ~kHeadMask) + kCountOne) | static_cast<std::uint64_t>(u + 1);
             // sync: seq_cst (a release suffices for the queue itself: it publishes next_[u] and
             // the partition data to the drainer's acquiring CAS); seq_cst also orders the push
             // before a gate check the caller makes next (RMA: has the receiver started?),
@@ -61,7 +63,7 @@ class ReadyQueue {
                 return false;
             }
             // sync: seq_cst acquires the pushers' data (and see push for the gate).
-        } while (!word_.compare_exchange_weak(w, kDraining));
+        } while (!word_.compare_exchange_weak(w, (w & kCountMask) | kDraining));
         *head = head_of(w);
         return true;
     }
@@ -72,13 +74,16 @@ class ReadyQueue {
     {
         std::uint64_t w = word_.load();
         for (;;) {
-            const std::uint64_t desired = head_of(w) == -1 ? 0 : kDraining;
+            const std::uint64_t desired = (w & kCountMask) | (head_of(w) == -1 ? 0 : kDraining);
             if (word_.compare_exchange_weak(w, desired)) {
                 *head = head_of(w);
                 return *head != -1;
             }
         }
     }
+
+    /// Units pushed since the last reset (seq_cst, see push).
+    int pushed() const noexcept { return static_cast<int>(word_.load() >> kCountShift); }
 
     /// Diagnostics (MPIPCL_DUMP_SIGNAL): the head unit (-1 = none) and whether a drain runs.
     int debug_head(bool* draining) const noexcept
@@ -92,7 +97,11 @@ class ReadyQueue {
     int next(int u) const noexcept { return next_[u].load(std::memory_order_relaxed); }
 
    private:
+    static constexpr std::uint64_t kHeadMask = 0xffffffffu;
     static constexpr std::uint64_t kDraining = std::uint64_t{1} << 32;
+    static constexpr int kCountShift = 33;
+    static constexpr std::uint64_t kCountOne = std::uint64_t{1} << kCountShift;
+    static constexpr std::uint64_t kCountMask = ~(kCountOne - 1);
     static int head_of(std::uint64_t w) noexcept { return static_cast<int>(w & 0xffffffffu) - 1; }
 
     std::atomic<std::uint64_t> word_{0};

@@ -52,6 +52,30 @@ TEST(ReadyQueue, DrainsEveryPushedUnitOnce)
     EXPECT_TRUE(take_all(q).empty());
 }
 
+TEST(ReadyQueue, CountsPushesAcrossDrainsUntilReset)
+{
+    ReadyQueue q(8);
+    EXPECT_EQ(q.pushed(), 0);
+    q.push(2);
+    q.push(6);
+    EXPECT_EQ(q.pushed(), 2);
+    EXPECT_EQ(take_all(q).size(), 2u);
+    EXPECT_EQ(q.pushed(), 2);  // draining takes units, not the count
+    int h = -1;
+    q.push(4);
+    ASSERT_TRUE(q.try_begin(&h));
+    q.push(1);  // while draining
+    EXPECT_EQ(q.pushed(), 4);
+    while (q.next_batch(&h)) {
+    }
+    EXPECT_EQ(q.pushed(), 4);
+    bool draining = true;
+    EXPECT_EQ(q.debug_head(&draining), -1);
+    EXPECT_FALSE(draining);
+    q.reset();
+    EXPECT_EQ(q.pushed(), 0);
+}
+
 TEST(ReadyQueue, OnlyOneDrainerAndItTakesWhatArrivesMeanwhile)
 {
     ReadyQueue q(8);
