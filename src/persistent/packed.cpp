@@ -8,6 +8,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "common/assert.hpp"
 #include "common/error.hpp"
 #include "common/partition_map.hpp"
 #include "persistent/backend.hpp"
@@ -20,11 +21,12 @@ constexpr std::int64_t kWord = sizeof(std::int32_t);
 /// Header and data bytes of a message of @p n partitions of @p part bytes.
 std::int64_t message_bytes(std::int64_t n, std::int64_t part) { return kWord + n * (kWord + part); }
 
-/// The sender's staging buffer: every message of a round, front to back (each carries at
-/// least one partition, so at most one header word per partition besides the numbers).
+/// The sender's staging buffer: every message of a round, front to back. Each message carries
+/// at least one partition, so per partition at most one header word, one pad word (see
+/// send_list) and its number besides its bytes.
 std::int64_t send_staging(std::int64_t partitions, std::int64_t part)
 {
-    return partitions * (2 * kWord + part);
+    return partitions * (3 * kWord + part);
 }
 
 std::int32_t read_word(const unsigned char* at)
@@ -58,6 +60,7 @@ PackedBackend::PackedBackend(const Endpoint& ep, const Agreement& a, MPI_Comm co
     : send_(ep.kind == Kind::Send),
       partitions_(a.send_partitions),
       part_(a.send_part_bytes),
+      total_(a.send_part_bytes * a.send_partitions),
       user_(static_cast<unsigned char*>(ep.buf)),
       peer_(ep.peer_world),
       tag_(a.tag_base),
@@ -123,6 +126,7 @@ void PackedBackend::start(std::uint64_t /*round*/)
         ready_.reset();
         fill_ = 0;
         completed_ = 0;
+        in_flight_.store(0, std::memory_order_relaxed);
         issued_.store(0, std::memory_order_relaxed);
         sent_parts_.store(0, std::memory_order_relaxed);
         flush_error_.store(MPI_SUCCESS, std::memory_order_relaxed);
@@ -138,6 +142,13 @@ void PackedBackend::start(std::uint64_t /*round*/)
 
 void PackedBackend::flush() noexcept
 {
+    // A burst coalesces: while kMaxInFlight sends are in flight, ready partitions wait in
+    // ready_ for reap() to see one complete, unless the round's last partition is ready.
+    // sync: seq_cst loads after the caller's push, against reap()'s decrement then its
+    // flush(): one of the two sees the other (Dekker), so nothing waits for a later pass.
+    if (in_flight_.load() >= kMaxInFlight && ready_.pushed() < partitions_) {
+        return;
+    }
     int h = -1;
     if (!ready_.try_begin(&h)) {
         return;  // nothing queued, or another thread drains (and takes what we queued)
@@ -149,47 +160,60 @@ void PackedBackend::flush() noexcept
 
 void PackedBackend::send_list(int head) noexcept
 {
-    std::int64_t n = 0;
+    int n = 0;
     for (int u = head; u != -1; u = ready_.next(u)) {
         ++n;
     }
-    unsigned char* const region = staging_.get() + fill_;
-    unsigned char* data = region + kWord * (n + 1);
-    write_word(region, static_cast<std::int32_t>(n));
-    std::int64_t i = 0;
-    for (int u = head; u != -1; u = ready_.next(u), ++i) {
-        write_word(region + kWord * (i + 1), u);
-        std::memcpy(data + i * part_, user_ + static_cast<std::int64_t>(u) * part_,
-                    static_cast<std::size_t>(part_));
+    void* region = user_;
+    std::int64_t bytes = total_;
+    if (n < partitions_) {
+        // Not the whole round in one message (which goes from the user's buffer as it is):
+        // header and partitions into staging. A message as long as the whole round gets a pad
+        // word, so the receiver tells the two apart by size.
+        unsigned char* const at = staging_.get() + fill_;
+        unsigned char* data = at + kWord * (n + 1);
+        write_word(at, n);
+        std::int64_t i = 0;
+        for (int u = head; u != -1; u = ready_.next(u), ++i) {
+            write_word(at + kWord * (i + 1), u);
+            std::memcpy(data + i * part_, user_ + static_cast<std::int64_t>(u) * part_,
+                        static_cast<std::size_t>(part_));
+        }
+        bytes = message_bytes(n, part_);
+        bytes += bytes == total_ ? kWord : 0;
+        fill_ += bytes;
+        MPIPCL_ASSERT(fill_ <= staging_bytes_, "a round's messages fit the staging buffer");
+        region = at;
     }
-    const std::int64_t bytes = message_bytes(n, part_);
-    fill_ += bytes;
     const int k = issued_.load(std::memory_order_relaxed);
+    in_flight_.fetch_add(1);
     const int rc =
         PMPI_Isend(region, static_cast<int>(bytes), MPI_BYTE, peer_, tag_, comm_, &reqs_[k]);
     if (rc != MPI_SUCCESS) {
         flush_error_.store(rc, std::memory_order_relaxed);
     }
-    // sync: release publishes reqs_[k] to the engine's test_sends (acquire).
+    // sync: release publishes reqs_[k] to the engine's reap (acquire).
     issued_.store(k + 1, std::memory_order_release);
-    sent_parts_.fetch_add(static_cast<int>(n), std::memory_order_release);
+    sent_parts_.fetch_add(n, std::memory_order_release);
 }
 
-bool PackedBackend::test_sends()
+void PackedBackend::reap()
 {
-    // sync: acquire pairs with send_list's releases; sent_parts_ first, so a full count
-    // means issued_ below is final.
-    const int parts = sent_parts_.load(std::memory_order_acquire);
+    // sync: acquire pairs with send_list's release.
     const int issued = issued_.load(std::memory_order_acquire);
-    if (completed_ < issued) {
-        int out = 0;
-        MPIPCL_CHECK_MPI(PMPI_Testsome(issued - completed_, &reqs_[completed_], &out,
-                                       indices_.data(), MPI_STATUSES_IGNORE));
-        while (completed_ < issued && reqs_[completed_] == MPI_REQUEST_NULL) {
-            ++completed_;
-        }
+    if (completed_ == issued) {
+        return;
     }
-    return parts == partitions_ && completed_ == issued;
+    int out = 0;
+    MPIPCL_CHECK_MPI(PMPI_Testsome(issued - completed_, &reqs_[completed_], &out, indices_.data(),
+                                   MPI_STATUSES_IGNORE));
+    if (out != MPI_UNDEFINED && out > 0) {
+        // sync: seq_cst, then flush() in progress() (see flush).
+        in_flight_.fetch_sub(out);
+    }
+    while (completed_ < issued && reqs_[completed_] == MPI_REQUEST_NULL) {
+        ++completed_;
+    }
 }
 
 bool PackedBackend::arrived(int p) const noexcept
@@ -200,11 +224,15 @@ bool PackedBackend::arrived(int p) const noexcept
 bool PackedBackend::progress()
 {
     if (send_) {
+        reap();
         flush();
         if (const int rc = flush_error_.load(std::memory_order_relaxed); rc != MPI_SUCCESS) {
             throw Error(rc, "sending an internal packed message failed");
         }
-        return test_sends();
+        // sync: acquire pairs with send_list's releases; sent_parts_ first, so a full count
+        // means issued_ below is final.
+        const int parts = sent_parts_.load(std::memory_order_acquire);
+        return parts == partitions_ && completed_ == issued_.load(std::memory_order_acquire);
     }
     while (receiving_) {
         int flag = 0;
@@ -232,8 +260,20 @@ void PackedBackend::unpack(const MPI_Status& status)
     int bytes = 0;
     MPIPCL_CHECK_MPI(PMPI_Get_count(&status, MPI_BYTE, &bytes));
     const unsigned char* const msg = staging_.get();
+    if (bytes == total_ && remaining_ == partitions_) {
+        // The whole round in one message, in order and without a header.
+        std::memcpy(user_, msg, static_cast<std::size_t>(total_));
+        for (int p = 0; p < partitions_; ++p) {
+            // sync: release publishes the copied bytes to lock-free Parrived readers.
+            arrived_[p].store(1, std::memory_order_release);
+        }
+        remaining_ = 0;
+        return;
+    }
     const std::int64_t n = bytes >= kWord ? read_word(msg) : 0;
-    if (n < 1 || n > remaining_ || message_bytes(n, part_) != bytes) {
+    std::int64_t expect = message_bytes(n, part_);
+    expect += expect == total_ ? kWord : 0;  // the pad word (see send_list)
+    if (n < 1 || n > remaining_ || expect != bytes) {
         throw Error(ErrId::Internal, "malformed internal packed message (size or count)");
     }
     const unsigned char* data = msg + kWord * (n + 1);
@@ -266,10 +306,11 @@ void PackedBackend::describe(char* out, std::size_t n) const noexcept
         char queue[48];
         describe_queue(queue, sizeof queue);
         std::snprintf(out, n,
-                      "persistent packed send: partitions=%d sent=%d messages=%d completed=%d "
-                      "%s error=%d",
-                      partitions_, sent_parts_.load(std::memory_order_relaxed),
-                      issued_.load(std::memory_order_relaxed), completed_, queue,
+                      "persistent packed send: partitions=%d ready=%d sent=%d messages=%d "
+                      "completed=%d in_flight=%d %s error=%d",
+                      partitions_, ready_.pushed(), sent_parts_.load(std::memory_order_relaxed),
+                      issued_.load(std::memory_order_relaxed), completed_,
+                      in_flight_.load(std::memory_order_relaxed), queue,
                       flush_error_.load(std::memory_order_relaxed));
     } else {
         std::snprintf(out, n, "persistent packed recv: partitions=%d remaining=%d receiving=%d",

@@ -39,16 +39,22 @@ class PackedBackend final : public Backend {
     void describe(char* out, std::size_t n) const noexcept override;
 
    private:
+    /// At most this many messages in flight (sent, not yet seen complete by the engine)
+    /// before ready partitions wait in ready_ to leave together in a later message, unless
+    /// the round's last partition is ready.
+    static constexpr int kMaxInFlight = 4;
+
     /// Sends the partitions of the list from @p head (ReadyQueue links) as one message.
     void send_list(int head) noexcept;
-    /// Sender, engine: tests the outstanding sends; true when the round's sends are done.
-    bool test_sends();
+    /// Engine: tests the outstanding sends.
+    void reap();
     /// Receiver, engine: unpacks the message that completed with @p status.
     void unpack(const MPI_Status& status);
 
     const bool send_;
     const int partitions_;       ///< send partitions
     const std::int64_t part_;    ///< bytes per send partition
+    const std::int64_t total_;   ///< bytes per round
     unsigned char* const user_;  ///< the user's buffer (dense: byte x of the stream at x)
     const int peer_;
     const int tag_;
@@ -57,9 +63,10 @@ class PackedBackend final : public Backend {
     std::int64_t staging_bytes_ = 0;
 
     // Sender: the round's sends, issued front to back (reqs_[0, issued_)), and the staging
-    // offset of the next message; both written by the one thread draining ready_.
+    // offset of the next message; written only by the thread draining ready_.
     std::vector<MPI_Request> reqs_;
     std::int64_t fill_ = 0;
+    std::atomic<int> in_flight_{0};  ///< sends issued and not yet seen complete by reap()
     std::atomic<int> issued_{0};
     std::atomic<int> sent_parts_{0};  ///< partitions handed to MPI this round
     std::atomic<int> flush_error_{MPI_SUCCESS};
