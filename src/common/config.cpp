@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -177,8 +178,8 @@ Config Config::load()
     if (env_int("MPIPCL_MAX_MESSAGES", 1, 1 << 20, &v)) {
         c.max_messages = static_cast<int>(v);
     }
-    if (env_int("MPIPCL_PACKED", 0, 1, &v)) {
-        c.packed = v != 0;
+    if (env_int("MPIPCL_PACKED", 0, INT_MAX, &v)) {
+        c.packed_max_partitions = static_cast<int>(v);
     }
     if (env_int("MPIPCL_PROGRESS_MAX_SLEEP_US", 0, 1000000, &v)) {
         c.progress_max_sleep_us = static_cast<int>(v);

@@ -39,7 +39,11 @@ struct Config {
     int messages = 0;                         ///< MPIPCL_MESSAGES: internal messages, 0 = automatic
     std::int64_t min_message_bytes = 4096;    ///< MPIPCL_MIN_MESSAGE_BYTES (automatic mode)
     int max_messages = 1024;                  ///< MPIPCL_MAX_MESSAGES (automatic mode cap)
-    bool packed = true;  ///< MPIPCL_PACKED (0/1): the persistent backend's packed layout
+    /// MPIPCL_PACKED: the persistent backend's packed layout for transfers of at most this many
+    /// send partitions; 0 turns it off. A packed MPI_Pready pushes its partition on the ready
+    /// queue, an aggregated one only the last of its message: mpipcl-gbench
+    /// Pready/persistent (1024 partitions, above the bound) shows the per-call difference.
+    int packed_max_partitions = 256;
     int progress_max_sleep_us = 50;  ///< MPIPCL_PROGRESS_MAX_SLEEP_US
     /// MPIPCL_PROGRESS_STAND_DOWN_US: longest nap of the progress thread while an application
     /// thread drives progress itself (the nap doubles from 200 us up to this while it does).

@@ -41,7 +41,8 @@ void write_word(unsigned char* at, std::int32_t v) { std::memcpy(at, &v, sizeof 
 
 bool packs(const Endpoint& ep, const Agreement& a) noexcept
 {
-    if (!config().packed || a.backend != BackendKind::Persistent || !a.send_dense || !ep.dense ||
+    if (a.send_partitions > config().packed_max_partitions ||
+        a.backend != BackendKind::Persistent || !a.send_dense || !ep.dense ||
         a.send_part_bytes <= 0 || a.send_part_bytes >= config().min_message_bytes ||
         a.send_partitions < 2) {
         return false;

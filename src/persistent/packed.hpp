@@ -21,7 +21,7 @@ namespace mpipcl::persistent {
 
 /// Receiver, at pairing: whether agreement @p a with receive side @p ep uses the packed layout
 /// (both datatypes dense, send partitions smaller than the smallest automatic message and more
-/// of them than messages, MPIPCL_PACKED not 0).
+/// of them than messages, at most MPIPCL_PACKED of them).
 bool packs(const Endpoint& ep, const Agreement& a) noexcept;
 
 class PackedBackend final : public Backend {
