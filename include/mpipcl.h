@@ -180,6 +180,89 @@ MPIPCL_API int MPIX_Pbuf_prepare(MPI_Request request);
  */
 MPIPCL_API int MPIX_Pbuf_prepareall(int count, MPI_Request requests[]);
 
+/* Partitioned collectives (an extension: no MPI standard has them yet). Each call creates one
+ * persistent request, local and non-blocking like MPI_Psend_init, used with MPI_Start[all],
+ * MPI_Wait*, MPI_Test*, MPI_Request_free like any other and mixed freely with other requests
+ * in arrays. Every rank of @p comm makes the call with the same partitions, count, datatype
+ * (size), root and op, and collective inits on one communicator happen in the same order on
+ * every rank (as for MPI's own collectives). count is elements per partition. Contributors
+ * mark partitions with MPI_Pready, MPI_Pready_range, MPI_Pready_list; ranks that receive a
+ * result may poll MPI_Parrived(request, p, &flag), true once partition p of the result is
+ * final in the buffer. A partition moves through the algorithm (binomial trees of internal
+ * partitioned transfers, over the backend "mpipcl_backend" selects) as soon as its inputs are
+ * there, never waiting for the whole buffer. Intracommunicators only. */
+
+/**
+ * @brief Create a partitioned broadcast request (local, never blocks).
+ *
+ * The root marks partitions of @p buffer ready with MPI_Pready*; every other rank may poll
+ * MPI_Parrived for partition p of @p buffer. An interior rank of the tree forwards partition
+ * p as soon as it arrived.
+ * @param [in,out] buffer  the root's data; the result on the other ranks
+ * @param [in] partitions  number of partitions, > 0, the same on every rank
+ * @param [in] count       elements of @p datatype per partition, >= 0
+ * @param [in] datatype    committed datatype
+ * @param [in] root        rank of the root in @p comm
+ * @param [in] comm        intracommunicator
+ * @param [in] info        MPI_INFO_NULL or info with "mpipcl_*" keys (others are ignored)
+ * @param [out] request    the new request (inactive)
+ * @return MPI_SUCCESS; MPI_ERR_ARG (partitions <= 0, NULL request), MPI_ERR_ROOT (root out
+ *         of range), MPI_ERR_COUNT, MPI_ERR_TYPE, MPI_ERR_COMM (null or intercommunicator).
+ *         MPI_Pready* on a non-root and MPI_Parrived on the root: MPI_ERR_REQUEST.
+ * Thread safety: any thread; MPI_Pready* on the request from many threads at once.
+ */
+MPIPCL_API int MPIX_Pbcast_init(void* buffer, int partitions, MPI_Count count,
+                                MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info,
+                                MPI_Request* request);
+
+/**
+ * @brief Create a partitioned reduce request (local, never blocks).
+ *
+ * Every rank marks partitions of @p sendbuf ready with MPI_Pready*; the root may poll
+ * MPI_Parrived for partition p of @p recvbuf. Partition p is combined with MPI_Reduce_local as
+ * soon as the contributions for p are there; operands are combined in rank order, so
+ * non-commutative ops are right.
+ * @param [in] sendbuf     this rank's contribution, or MPI_IN_PLACE at the root (then in
+ *                         @p recvbuf)
+ * @param [out] recvbuf    the result (significant at the root only)
+ * @param [in] partitions  number of partitions, > 0, the same on every rank
+ * @param [in] count       elements of @p datatype per partition, >= 0
+ * @param [in] datatype    committed datatype
+ * @param [in] op          predefined or user op (MPI_Op_create)
+ * @param [in] root        rank of the root in @p comm
+ * @param [in] comm        intracommunicator
+ * @param [in] info        MPI_INFO_NULL or info with "mpipcl_*" keys
+ * @param [out] request    the new request (inactive)
+ * @return as MPIX_Pbcast_init; MPI_ERR_OP for MPI_OP_NULL. MPI_Parrived on a rank other
+ *         than the root: MPI_ERR_REQUEST.
+ * Thread safety: as MPIX_Pbcast_init.
+ */
+MPIPCL_API int MPIX_Preduce_init(const void* sendbuf, void* recvbuf, int partitions,
+                                 MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
+                                 MPI_Comm comm, MPI_Info info, MPI_Request* request);
+
+/**
+ * @brief Create a partitioned allreduce request (local, never blocks).
+ *
+ * Every rank marks partitions of @p sendbuf ready with MPI_Pready* and may poll MPI_Parrived
+ * for partition p of @p recvbuf (a reduce to rank 0 followed by a bcast, pipelined per
+ * partition).
+ * @param [in] sendbuf     this rank's contribution, or MPI_IN_PLACE (then in @p recvbuf)
+ * @param [out] recvbuf    the result
+ * @param [in] partitions  number of partitions, > 0, the same on every rank
+ * @param [in] count       elements of @p datatype per partition, >= 0
+ * @param [in] datatype    committed datatype
+ * @param [in] op          predefined or user op
+ * @param [in] comm        intracommunicator
+ * @param [in] info        MPI_INFO_NULL or info with "mpipcl_*" keys
+ * @param [out] request    the new request (inactive)
+ * @return as MPIX_Preduce_init (no root).
+ * Thread safety: as MPIX_Pbcast_init.
+ */
+MPIPCL_API int MPIX_Pallreduce_init(const void* sendbuf, void* recvbuf, int partitions,
+                                    MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                                    MPI_Comm comm, MPI_Info info, MPI_Request* request);
+
 #ifdef __cplusplus
 }
 #endif

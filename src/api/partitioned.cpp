@@ -18,6 +18,8 @@ using mpipcl::ErrId;
 using mpipcl::Error;
 using mpipcl::error_code;
 using mpipcl::Kind;
+using mpipcl::requests::CollArgs;
+using mpipcl::requests::CollKind;
 using mpipcl::requests::HandleRegistry;
 using mpipcl::requests::InitArgs;
 using mpipcl::requests::raise_on;
@@ -138,6 +140,74 @@ int partitioned_init(Kind kind, const void* buf, int partitions, MPI_Count count
     });
 }
 
+/// The checks of a collective init's arguments (@p a holds kind, buffers, op, root); fills the
+/// sizes and options into @p a. Throws Error.
+void check_collective(int partitions, MPI_Count count, MPI_Datatype datatype, MPI_Comm comm,
+                      MPI_Info info, const MPI_Request* request, CollArgs* a)
+{
+    if (!library_initialized()) {
+        throw Error(ErrId::NotInitialized, "MPI_Init did not go through libmpipcl");
+    }
+    if (request == nullptr) {
+        throw Error(ErrId::NullArg, "request is NULL");
+    }
+    int inter = 0;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
+        throw Error(ErrId::BadComm, "not an intracommunicator");
+    }
+    if (partitions <= 0) {
+        throw Error(ErrId::BadPartitions, "partitions <= 0");
+    }
+    if (count < 0) {
+        throw Error(ErrId::BadCount, "count < 0");
+    }
+    int size = 0;
+    PMPI_Comm_size(comm, &size);
+    if (a->kind != CollKind::Allreduce && (a->root < 0 || a->root >= size)) {
+        throw Error(ErrId::BadRoot, "root out of range");
+    }
+    if (a->kind != CollKind::Bcast && a->op == MPI_OP_NULL) {
+        throw Error(ErrId::BadOp, "MPI_OP_NULL");
+    }
+    InitArgs sizes;
+    const MPI_Count bytes = check_buffer(partitions, count, datatype, &sizes);
+    a->partitions = partitions;
+    a->count = count;
+    a->datatype = datatype;
+    a->type_size = sizes.type_size;
+    a->extent = sizes.extent;
+    a->comm = comm;
+    a->options = mpipcl::request_options(info);
+    if (mpipcl::requests::settle_backend(&a->options, bytes) == mpipcl::BackendKind::Native) {
+        a->options.backend = mpipcl::BackendKind::Persistent;  // the MPI has no such calls
+    }
+}
+
+int collective_init(CollArgs a, int partitions, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Comm comm, MPI_Info info, MPI_Request* request, const char* fn)
+{
+    return api_guard(fn, [&](ApiCall& call) -> int {
+        call.on(comm);
+        check_collective(partitions, count, datatype, comm, info, request, &a);
+        MPI_Request handle = MPI_REQUEST_NULL;
+        Request::create_collective(a, &handle);
+        *request = handle;
+        return MPI_SUCCESS;
+    });
+}
+
+/// The arguments of MPIX_Preduce_init / MPIX_Pallreduce_init that differ from a bcast's.
+CollArgs reduction(CollKind kind, const void* sendbuf, void* recvbuf, MPI_Op op, int root)
+{
+    CollArgs a;
+    a.kind = kind;
+    a.sendbuf = sendbuf;
+    a.recvbuf = recvbuf;
+    a.op = op;
+    a.root = root;
+    return a;
+}
+
 #if MPIPCL_MPI_HAS_PARTITIONED
 constexpr bool kHasNative = true;
 /// The MPI's own partitioned call, for a handle that is not ours.
@@ -230,7 +300,7 @@ MPIPCL_API int MPI_Pready_range(int partition_low, int partition_high, MPI_Reque
             return rc;
         }
         if (partition_low > partition_high || partition_low < 0 ||
-            partition_high >= r->endpoint().partitions) {
+            partition_high >= r->partitions()) {
             return raise_on(call, *r, error_code(ErrId::BadPartition));
         }
         // Mark them all (a word of ready bits at a time), then issue the MPI work once (one
@@ -254,7 +324,7 @@ MPIPCL_API int MPI_Pready_list(int length, MPIPCL_PREADY_LIST_CONST int array_of
         if (length < 0 || (length > 0 && array_of_partitions == nullptr)) {
             return call.raise(ErrId::NullArg);
         }
-        rc = check_list(length, array_of_partitions, r->endpoint().partitions);
+        rc = check_list(length, array_of_partitions, r->partitions());
         if (rc != MPI_SUCCESS) {
             return call.raise(rc);
         }
@@ -281,6 +351,33 @@ MPIPCL_API int MPI_Parrived(MPI_Request request, int partition, int* flag)
             ours(request, call, &rc, MPIPCL_NATIVE(PMPI_Parrived(request, partition, flag)));
         return r ? raise_on(call, *r, r->parrived(partition, flag)) : rc;
     });
+}
+
+MPIPCL_API int MPIX_Pbcast_init(void* buffer, int partitions, MPI_Count count,
+                                MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info,
+                                MPI_Request* request)
+{
+    CollArgs a;
+    a.kind = CollKind::Bcast;
+    a.recvbuf = buffer;
+    a.root = root;
+    return collective_init(a, partitions, count, datatype, comm, info, request, "MPIX_Pbcast_init");
+}
+
+MPIPCL_API int MPIX_Preduce_init(const void* sendbuf, void* recvbuf, int partitions,
+                                 MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
+                                 MPI_Comm comm, MPI_Info info, MPI_Request* request)
+{
+    return collective_init(reduction(CollKind::Reduce, sendbuf, recvbuf, op, root), partitions,
+                           count, datatype, comm, info, request, "MPIX_Preduce_init");
+}
+
+MPIPCL_API int MPIX_Pallreduce_init(const void* sendbuf, void* recvbuf, int partitions,
+                                    MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                                    MPI_Comm comm, MPI_Info info, MPI_Request* request)
+{
+    return collective_init(reduction(CollKind::Allreduce, sendbuf, recvbuf, op, 0), partitions,
+                           count, datatype, comm, info, request, "MPIX_Pallreduce_init");
 }
 
 MPIPCL_API int MPIX_Pcl_backend(MPI_Request request, const char** name)

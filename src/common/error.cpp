@@ -34,6 +34,8 @@ const ErrDef kDefs[static_cast<int>(ErrId::Count_)] = {
     {MPI_ERR_UNSUPPORTED_OPERATION, "mpipcl: operation not supported by this MPI library"},
     {MPI_ERR_OTHER, "mpipcl: MPI was not initialized through libmpipcl (check link order)"},
     {MPI_ERR_INTERN, "mpipcl: internal error"},
+    {MPI_ERR_ROOT, "mpipcl: invalid root rank"},
+    {MPI_ERR_OP, "mpipcl: invalid reduction operation"},
 };
 
 int g_codes[static_cast<int>(ErrId::Count_)];

@@ -34,6 +34,8 @@ enum class ErrId : int {
     Unsupported,      // MPI_ERR_UNSUPPORTED_OPERATION
     NotInitialized,   // MPI_ERR_OTHER
     Internal,         // MPI_ERR_INTERN
+    BadRoot,          // MPI_ERR_ROOT
+    BadOp,            // MPI_ERR_OP
     Count_
 };
 

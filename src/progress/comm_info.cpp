@@ -15,7 +15,8 @@ namespace mpipcl::progress {
 namespace {
 struct CommInfo {
     std::uint64_t key = 0;
-    std::uint64_t children = 0;  ///< communicators created from this one so far
+    std::uint64_t children = 0;     ///< communicators created from this one so far
+    std::uint64_t collectives = 0;  ///< partitioned collectives initialized on it so far
     MPI_Group group = MPI_GROUP_NULL;
 };
 
@@ -27,6 +28,7 @@ constexpr std::uint64_t kInterGroupsSeed = 0x6d7069706c2d4947ULL;
 constexpr std::uint64_t kCreateGroupSeed = 0x6d7069706c2d4347ULL;
 constexpr std::uint64_t kTaggedSeed = 0x6d7069706c2d5447ULL;
 constexpr std::uint64_t kIntercommSeed = 0x6d7069706c2d4943ULL;
+constexpr std::uint64_t kCollectiveSeed = 0x6d7069706c2d434fULL;
 
 int g_keyval = MPI_KEYVAL_INVALID;
 MPI_Group g_world_group = MPI_GROUP_NULL;
@@ -178,6 +180,14 @@ std::uint64_t comm_key(MPI_Comm comm)
     }
     std::lock_guard<std::mutex> lk(g_mu);
     return info_locked(comm, 0)->key;
+}
+
+std::uint64_t collective_key(MPI_Comm comm)
+{
+    const std::uint64_t key = comm_key(comm);  // checks the communicator
+    std::lock_guard<std::mutex> lk(g_mu);
+    const std::uint64_t n = ++info_locked(comm, 0)->collectives;
+    return derived(mix(mix(kCollectiveSeed, key), n));
 }
 
 int world_rank_of(MPI_Comm comm, int rank)

@@ -25,6 +25,13 @@ void comm_info_finalize();  ///< frees it (MPI_Finalize)
 /// The key of @p comm (see above). Throws Error(BadComm) for intercommunicators.
 std::uint64_t comm_key(MPI_Comm comm);
 
+/// The key of the next partitioned collective initialized on @p comm: derived from @p comm's
+/// key and the number of collective inits on it so far. MPI makes every member initialize
+/// collectives on one communicator in the same order, so the n-th one gets the same key on
+/// every member, and keys the internal transfers of that collective apart from every other
+/// operation's. Throws Error(BadComm) for intercommunicators.
+std::uint64_t collective_key(MPI_Comm comm);
+
 /// The rank of @p rank of @p comm in MPI_COMM_WORLD (== the private communicator).
 int world_rank_of(MPI_Comm comm, int rank);
 

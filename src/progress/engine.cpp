@@ -2,6 +2,8 @@
 // The engine's life cycle, its progress passes and what the progress thread calls.
 #include "progress/engine.hpp"
 
+#include <algorithm>
+
 #include "common/config.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
@@ -70,6 +72,8 @@ void Engine::finalize()
     std::lock_guard<std::mutex> lk(mu_);
     ctrl_.drain();
     active_.clear();
+    tasks_.clear();
+    tasks_count_.store(0, std::memory_order_relaxed);
     handshake_.finalize();
     backends::finalize();
     PMPI_Comm_free(&comm_);
@@ -113,6 +117,37 @@ void Engine::remove(const TransferPtr& t)
     handshake_.remove(t);
     active_.remove(*t);
     t->release_backend_locked();
+}
+
+void Engine::start_task(const std::shared_ptr<Task>& task)
+{
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        if (std::find(tasks_.begin(), tasks_.end(), task) == tasks_.end()) {
+            tasks_.push_back(task);
+            tasks_count_.store(static_cast<int>(tasks_.size()), std::memory_order_relaxed);
+        }
+        start_thread_locked();
+    }
+    wake();
+}
+
+void Engine::remove_task(const Task& task)
+{
+    std::lock_guard<std::mutex> lk(mu_);
+    tasks_.erase(std::remove_if(tasks_.begin(), tasks_.end(),
+                                [&](const std::shared_ptr<Task>& t) { return t.get() == &task; }),
+                 tasks_.end());
+    tasks_count_.store(static_cast<int>(tasks_.size()), std::memory_order_relaxed);
+}
+
+void Engine::advance_tasks_locked() noexcept
+{
+    // After the transfers: the partitions their pass saw arrive move on in the same pass.
+    tasks_.erase(std::remove_if(tasks_.begin(), tasks_.end(),
+                                [](const std::shared_ptr<Task>& t) { return t->advance_locked(); }),
+                 tasks_.end());
+    tasks_count_.store(static_cast<int>(tasks_.size()), std::memory_order_relaxed);
 }
 
 bool Engine::progress(bool wait) noexcept
@@ -175,12 +210,15 @@ bool Engine::pass(std::unique_lock<std::mutex>& lk, bool all) noexcept
     }
     const int before = active_.count();
     const int pairs_before = handshake_.pending();
+    const int tasks_before = tasks_count_.load(std::memory_order_relaxed);
     try {
         progress_locked(all);
     } catch (const std::exception& e) {
         MPIPCL_LOG(Error, "progress failed: %s", e.what());
     }
-    return active_.count() != before || handshake_.pending() != pairs_before;
+    advance_tasks_locked();
+    return active_.count() != before || handshake_.pending() != pairs_before ||
+           tasks_count_.load(std::memory_order_relaxed) != tasks_before;
 }
 
 bool Engine::try_pass() noexcept
@@ -249,6 +287,10 @@ void Engine::start_thread_locked()
     thread_.start(*this);
 }
 
-bool Engine::has_work() const noexcept { return active_.count() > 0 || handshake_.pending() > 0; }
+bool Engine::has_work() const noexcept
+{
+    return active_.count() > 0 || handshake_.pending() > 0 ||
+           tasks_count_.load(std::memory_order_relaxed) > 0;
+}
 
 }  // namespace mpipcl::progress

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "common/backoff.hpp"
 #include "common/config.hpp"
@@ -20,6 +21,7 @@
 #include "progress/progress_thread.hpp"
 #include "progress/protocol.hpp"
 #include "progress/tags.hpp"
+#include "progress/task.hpp"
 #include "progress/transfer.hpp"
 
 namespace mpipcl::progress {
@@ -52,6 +54,11 @@ class Engine final : private ProgressThread::Work {
     /// MPI_Request_free (inactive, nobody else inside): withdraws it from matching, releases
     /// its backend and data tags.
     void remove(const std::shared_ptr<Transfer>& t);
+    /// A round of @p task begins (its transfers are started): every progress pass advances it
+    /// until it reports done.
+    void start_task(const std::shared_ptr<Task>& task);
+    /// MPI_Request_free of the task's owner: no pass advances it any more.
+    void remove_task(const Task& task);
 
     /// One bounded pass from an application thread. @p wait: take the engine lock even when
     /// another thread holds it (MPI_Test/Wait must see every completed transfer); otherwise
@@ -116,6 +123,8 @@ class Engine final : private ProgressThread::Work {
     /// Logs the engine's and every transfer's state (MPIPCL_DUMP_SIGNAL).
     void dump_locked() noexcept;
     void progress_locked(bool all);
+    /// Advances every running task; takes those that are done off the list.
+    void advance_tasks_locked() noexcept;
     /// Advances running transfer @p t; a backend failure fails the pair (and tells the peer).
     /// True once its round is complete (or failed).
     bool advance_locked(Transfer& t);
@@ -143,6 +152,9 @@ class Engine final : private ProgressThread::Work {
     unsigned for_passes_ = 0;  ///< progress_for() calls (a full pass every kFullPassEvery-th)
     ControlChannel ctrl_;
     ActiveList active_;
+    /// Running tasks; tasks_count_ mirrors tasks_.size() for lock-free readers (has_work).
+    std::vector<std::shared_ptr<Task>> tasks_;
+    std::atomic<int> tasks_count_{0};
     TagAllocator tags_;
     Handshake handshake_{ctrl_, active_, tags_};
 

@@ -16,9 +16,6 @@ using progress::Engine;
 using progress::Pairing;
 using progress::Transfer;
 
-namespace {
-/// The library's own handle on @p type: a duplicate for derived types (the user may free
-/// theirs right after init), the type itself for named ones. *owned says which.
 MPI_Datatype own_type(MPI_Datatype type, bool* owned)
 {
     int ni = 0;
@@ -48,6 +45,7 @@ MPI_Datatype own_type(MPI_Datatype type, bool* owned)
     return dup;
 }
 
+namespace {
 /// Whether @p type is dense (Endpoint::dense): lower bound 0, extent == size, and a named type
 /// or a chain of duplicates and contiguous runs of one, so its bytes lie in type-signature
 /// order. Any other constructor answers false (only the packed layout needs a dense type).
@@ -99,9 +97,8 @@ bool dense_type(MPI_Datatype type)
 }
 }  // namespace
 
-void Request::create(const InitArgs& args, MPI_Request* handle)
+Endpoint make_endpoint(const InitArgs& args, std::uint64_t comm_key)
 {
-    Engine& engine = Engine::instance();
     Endpoint ep;
     ep.kind = args.kind;
     ep.buf = const_cast<void*>(args.buf);
@@ -112,11 +109,29 @@ void Request::create(const InitArgs& args, MPI_Request* handle)
     ep.comm = args.comm;
     ep.elem_bytes = args.type_size;
     ep.extent = args.extent;
+    ep.datatype = args.datatype;
     ep.dense = dense_type(args.datatype);
     if (args.peer != MPI_PROC_NULL) {
-        ep.comm_key = progress::comm_key(args.comm);
+        ep.comm_key = comm_key != 0 ? comm_key : progress::comm_key(args.comm);
         ep.peer_world = progress::world_rank_of(args.comm, args.peer);
     }
+    return ep;
+}
+
+namespace {
+/// A fresh user handle: minted by MPI, so it cannot collide with any live MPI request.
+MPI_Request mint_handle()
+{
+    MPI_Request h = MPI_REQUEST_NULL;
+    MPIPCL_CHECK_MPI(PMPI_Recv_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, &h));
+    return h;
+}
+}  // namespace
+
+void Request::create(const InitArgs& args, MPI_Request* handle)
+{
+    Engine& engine = Engine::instance();
+    Endpoint ep = make_endpoint(args, 0);
     bool owned = false;
     ep.datatype = own_type(args.datatype, &owned);
     std::shared_ptr<Transfer> t;
@@ -128,9 +143,7 @@ void Request::create(const InitArgs& args, MPI_Request* handle)
         }
         throw;
     }
-    // A handle minted by MPI cannot collide with any live MPI request.
-    MPI_Request h = MPI_REQUEST_NULL;
-    MPIPCL_CHECK_MPI(PMPI_Recv_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, &h));
+    MPI_Request h = mint_handle();
     auto req = std::make_unique<Request>(t, h);
     auto& reg = HandleRegistry::instance();
     try {
@@ -153,9 +166,62 @@ void Request::create(const InitArgs& args, MPI_Request* handle)
     *handle = h;
 }
 
-Request::Request(std::shared_ptr<Transfer> t, MPI_Request handle)
-    : t_(std::move(t)), handle_(handle)
+void Request::create_collective(const CollArgs& args, MPI_Request* handle)
 {
+    auto coll = std::make_shared<Collective>(args);
+    MPI_Request h = MPI_REQUEST_NULL;
+    try {
+        h = mint_handle();
+        auto req = std::make_unique<Request>(coll, h, args.comm);
+        HandleRegistry::instance().insert(h, req.get());
+        req.release();  // owned by the registry entry until MPI_Request_free
+    } catch (...) {
+        if (h != MPI_REQUEST_NULL) {
+            PMPI_Request_free(&h);
+        }
+        coll->release();
+        throw;
+    }
+    *handle = h;
+}
+
+Request::Request(std::shared_ptr<Transfer> t, MPI_Request handle)
+    : t_(std::move(t)), handle_(handle), comm_(t_->endpoint().comm)
+{
+}
+
+Request::Request(std::shared_ptr<Collective> c, MPI_Request handle, MPI_Comm comm)
+    : coll_(std::move(c)), handle_(handle), comm_(comm)
+{
+}
+
+int Request::coll_pready(int lo, int hi, bool flush) noexcept
+{
+    if (!coll_->contributes()) {
+        return error_code(ErrId::WrongKind);
+    }
+    if (!is_active()) {
+        return error_code(ErrId::NotStarted);
+    }
+    if (lo < 0 || lo > hi || hi >= coll_->partitions()) {
+        return error_code(ErrId::BadPartition);
+    }
+    return coll_->pready(lo, hi, flush);
+}
+
+int Request::coll_parrived(int partition, int* flag) noexcept
+{
+    if (!coll_->receives()) {
+        return error_code(ErrId::WrongKind);
+    }
+    if (partition < 0 || partition >= coll_->partitions()) {
+        return error_code(ErrId::BadPartition);
+    }
+    if (!is_active()) {
+        *flag = 1;  // inactive: true, as for a point-to-point receive
+        return MPI_SUCCESS;
+    }
+    return coll_->parrived(partition, flag);
 }
 
 Request::~Request() = default;
@@ -170,7 +236,11 @@ int Request::start()
         return error_code(ErrId::ActiveRequest);
     }
     try {
-        engine.start(t_);
+        if (coll_) {
+            coll_->start();
+        } else {
+            engine.start(t_);
+        }
     } catch (...) {
         const bool aborted = state_.abort_start();
         MPIPCL_ASSERT(aborted, "only this call moves a Starting request on");
@@ -183,7 +253,9 @@ int Request::start()
 
 void Request::flush_ready() noexcept
 {
-    if (Engine::instance().thread_multiple()) {
+    if (coll_) {
+        coll_->flush_ready();
+    } else if (Engine::instance().thread_multiple()) {
         issue_queued();
     }
 }
@@ -200,7 +272,7 @@ bool Request::try_complete(MPI_Status* status, int* err) noexcept
             return false;
         }
         if (state_.complete()) {
-            *err = t_->round_error();
+            *err = round_error();
             return true;
         }
         // Another thread completed it meanwhile (erroneous use): report it as inactive.
@@ -215,12 +287,17 @@ bool Request::peek(MPI_Status* status) noexcept
         set_empty_status(status);
         return true;
     }
-    if (!t_->round_complete()) {
+    if (!round_complete()) {
         // Wait for the engine lock rather than skip: once the data is there, one MPI_Test
         // must see the round complete even while another thread is inside the engine. This
-        // transfer only, mostly: one MPI test per poll, not one per active transfer.
-        Engine::instance().progress_for(*t_);
-        if (!t_->round_complete()) {
+        // transfer only, mostly: one MPI test per poll, not one per active transfer. A
+        // collective's pass is a full one (its transfers and its task).
+        if (coll_) {
+            Engine::instance().progress(true);
+        } else {
+            Engine::instance().progress_for(*t_);
+        }
+        if (!round_complete()) {
             return false;
         }
     }
@@ -234,7 +311,7 @@ int Request::prepare() noexcept
         return error_code(ErrId::NotStarted);
     }
     Engine& engine = Engine::instance();
-    if (kind() == Kind::Recv || t_->null_peer()) {
+    if (coll_ || kind() == Kind::Recv || t_->null_peer()) {
         engine.progress();  // the Ready for this round left at Start (or leaves at pairing)
         return MPI_SUCCESS;
     }
@@ -259,6 +336,10 @@ void Request::release()
         // After MPI_Finalize the engine released the backend already.
         throw Error(ErrId::NotInitialized, "MPI_Request_free after MPI_Finalize");
     }
+    if (coll_) {
+        coll_->release();
+        return;
+    }
     engine.remove(t_);
 }
 
@@ -267,8 +348,8 @@ void Request::fill_status(MPI_Status* status) const noexcept
     if (status == MPI_STATUS_IGNORE) {
         return;
     }
-    const int err = t_->round_error();
-    if (kind() == Kind::Send) {
+    const int err = round_error();
+    if (coll_ || kind() == Kind::Send) {
         set_empty_status(status);
         status->MPI_ERROR = err;
         return;

@@ -14,6 +14,7 @@
 #include "common/error.hpp"
 #include "progress/engine.hpp"
 #include "progress/transfer.hpp"
+#include "requests/collective.hpp"
 #include "requests/state.hpp"
 
 namespace mpipcl::requests {
@@ -41,22 +42,29 @@ class Request {
     /// Creates a request (datatype duplicated, engine told) and registers it under a fresh
     /// handle, returned in *handle. Throws Error / std::bad_alloc (nothing left behind).
     static void create(const InitArgs& args, MPI_Request* handle);
+    /// The same for a partitioned collective (MPIX_Pbcast_init & co.): its internal transfers
+    /// are made and told to the engine. Throws Error / std::bad_alloc (nothing left behind).
+    static void create_collective(const CollArgs& args, MPI_Request* handle);
 
     Request(std::shared_ptr<progress::Transfer> t, MPI_Request handle);
+    Request(std::shared_ptr<Collective> c, MPI_Request handle, MPI_Comm comm);
     ~Request();
     Request(const Request&) = delete;
     Request& operator=(const Request&) = delete;
 
+    /// Point-to-point requests only (a collective has no Transfer of its own).
     Kind kind() const { return t_->kind(); }
     const Endpoint& endpoint() const { return t_->endpoint(); }
-    MPI_Comm comm() const { return t_->endpoint().comm; }
+    MPI_Comm comm() const { return comm_; }
+    /// Partitions of the user's buffer (for a collective, of the result).
+    int partitions() const { return coll_ ? coll_->partitions() : t_->endpoint().partitions; }
     MPI_Request handle() const { return handle_; }
     State state() const { return state_.load(); }
     bool is_active() const { return state_.active(); }
     /// The backend in use (agreed with the peer once paired, else the one asked for).
-    BackendKind backend() const noexcept { return t_->backend_kind(); }
+    BackendKind backend() const noexcept { return coll_ ? coll_->backend() : t_->backend_kind(); }
     /// Active and its round is complete (a completion call would return now).
-    bool done() const { return is_active() && t_->round_complete(); }
+    bool done() const { return is_active() && round_complete(); }
 
     // ---- user operations; the caller holds a registry reference ----
     /// MPI_Start. The caller holds the only reference (HandleRegistry::wait_sole). Returns
@@ -95,9 +103,20 @@ class Request {
     /// for other threads' Puts).
     void issue_queued() noexcept;
     void fill_status(MPI_Status* status) const noexcept;
+    bool round_complete() const noexcept
+    {
+        return coll_ ? coll_->round_complete() : t_->round_complete();
+    }
+    int round_error() const noexcept { return coll_ ? coll_->round_error() : t_->round_error(); }
+    /// MPI_Pready* on a collective: only where this rank contributes.
+    [[gnu::cold]] int coll_pready(int lo, int hi, bool flush) noexcept;
+    /// MPI_Parrived on a collective: only where this rank gets a result.
+    [[gnu::cold]] int coll_parrived(int partition, int* flag) noexcept;
 
-    std::shared_ptr<progress::Transfer> t_;
+    std::shared_ptr<progress::Transfer> t_;  ///< point-to-point (null for a collective)
+    std::shared_ptr<Collective> coll_;       ///< a partitioned collective (else null)
     MPI_Request handle_;
+    MPI_Comm comm_;
     StateMachine state_;
 };
 
@@ -122,6 +141,9 @@ class Request {
 
 [[gnu::always_inline]] inline int Request::pready(int partition, bool flush) noexcept
 {
+    if (coll_ != nullptr) [[unlikely]] {
+        return coll_pready(partition, partition, flush);
+    }
     if (const int rc = check_ready(partition, partition); rc != MPI_SUCCESS) {
         return rc;
     }
@@ -140,6 +162,9 @@ class Request {
 
 inline int Request::pready_range(int lo, int hi) noexcept
 {
+    if (coll_ != nullptr) [[unlikely]] {
+        return coll_pready(lo, hi, true);
+    }
     if (const int rc = check_ready(lo, hi); rc != MPI_SUCCESS) {
         return rc;
     }
@@ -153,18 +178,25 @@ inline int Request::pready_range(int lo, int hi) noexcept
     return rc;
 }
 
-inline void Request::issue_queued() noexcept
+/// A Pready call queued backend work on @p t (MPI_THREAD_MULTIPLE): issues it from this thread,
+/// or, when the backend's work is long and a progress thread runs, leaves it to that thread.
+inline void issue_queued(progress::Transfer& t) noexcept
 {
     progress::Engine& engine = progress::Engine::instance();
-    if (t_->flush_in_background() && engine.progress_thread_running()) {
+    if (t.flush_in_background() && engine.progress_thread_running()) {
         engine.nudge();
         return;
     }
-    t_->flush();
+    t.flush();
 }
+
+inline void Request::issue_queued() noexcept { requests::issue_queued(*t_); }
 
 [[gnu::always_inline]] inline int Request::parrived(int partition, int* flag) noexcept
 {
+    if (coll_ != nullptr) [[unlikely]] {
+        return coll_parrived(partition, flag);
+    }
     if (kind() != Kind::Recv) {
         return error_code(ErrId::WrongKind);
     }
@@ -213,6 +245,12 @@ inline int raise_on(ApiCall& call, const Request& r, int rc) noexcept
 }  // namespace mpipcl::requests
 
 namespace mpipcl::requests {
+/// The library's own handle on @p type: a duplicate for derived types (the user may free
+/// theirs right after init), the type itself for named ones. *owned says which. Throws Error.
+MPI_Datatype own_type(MPI_Datatype type, bool* owned);
+/// The endpoint of @p args (datatype as given) on the communicator keyed @p comm_key (0: the
+/// key of args.comm; none for MPI_PROC_NULL).
+Endpoint make_endpoint(const InitArgs& args, std::uint64_t comm_key);
 /// At init of a request: settles the backend asked for (see progress::backends::resolve):
 /// "native" stays native (the API layer forwards it to the MPI library). Throws Error.
 BackendKind settle_backend(RequestOptions* opts, std::int64_t total_bytes);

@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Partitioned collectives: the schedule of internal transfers along binomial trees, and the
+// task that forwards and combines partitions in the engine's progress passes.
+#include "requests/collective.hpp"
+
+#include <climits>
+#include <cstring>
+
+#include "common/error.hpp"
+#include "common/log.hpp"
+#include "progress/comm_info.hpp"
+#include "progress/engine.hpp"
+#include "requests/request.hpp"
+
+namespace mpipcl::requests {
+
+using progress::Engine;
+using progress::Transfer;
+
+namespace {
+// Tags of the internal transfers, below every tag a user may give (those are >= 0), so they
+// never match a point-to-point partitioned operation even if the collective's key collided.
+constexpr int kUpTag = -1;     // reduction: child -> parent
+constexpr int kDownTag = -2;   // bcast: parent -> child
+constexpr int kRelayTag = -3;  // reduce: rank 0 -> a root other than 0
+
+/// Binomial tree over relative ranks (vr = (rank - root) mod size): the parent clears vr's
+/// lowest set bit; the children are vr + 2^i for every 2^i below that bit (all, for the root).
+int tree_parent(int vr) { return vr & (vr - 1); }
+std::vector<int> tree_children(int vr, int size)
+{
+    std::vector<int> c;
+    for (int m = 1; m < size; m <<= 1) {
+        if ((vr & m) != 0) {
+            break;
+        }
+        if (vr + m < size) {
+            c.push_back(vr + m);
+        }
+    }
+    return c;
+}
+}  // namespace
+
+Collective::Collective(const CollArgs& a)
+    : kind_(a.kind), parts_(a.partitions), count_(a.count), op_(a.op)
+{
+    PMPI_Comm_rank(a.comm, &rank_);
+    PMPI_Comm_size(a.comm, &size_);
+    root_ = a.root;
+    type_ = own_type(a.datatype, &owns_type_);
+    try {
+        MPI_Aint lb = 0;
+        MPIPCL_CHECK_MPI(PMPI_Type_get_true_extent(type_, &true_lb_, &true_extent_));
+        MPIPCL_CHECK_MPI(PMPI_Type_get_extent(type_, &lb, &extent_));
+        dense_ = a.type_size == extent_ && true_extent_ == extent_ && true_lb_ == 0;
+        key_ = progress::collective_key(a.comm);
+        state_.reset(new std::atomic<std::uint8_t>[static_cast<std::size_t>(parts_)]);
+        for (int p = 0; p < parts_; ++p) {
+            state_[p].store(0, std::memory_order_relaxed);
+        }
+        recv_ = static_cast<char*>(a.recvbuf);
+        own_ = a.sendbuf == MPI_IN_PLACE ? recv_ : static_cast<const char*>(a.sendbuf);
+        build_tree(a);
+    } catch (...) {
+        release();
+        if (owns_type_) {
+            PMPI_Type_free(&type_);
+        }
+        throw;
+    }
+}
+
+Collective::~Collective()
+{
+    if (owns_type_) {
+        int finalized = 0;
+        PMPI_Finalized(&finalized);
+        if (!finalized) {
+            PMPI_Type_free(&type_);
+        }
+    }
+}
+
+void Collective::build_tree(const CollArgs& a)
+{
+    if (kind_ == CollKind::Bcast) {
+        contributes_ = rank_ == root_;
+        build_bcast(a, root_, a.recvbuf);
+        return;
+    }
+    contributes_ = true;
+    build_reduce(a);
+    if (kind_ == CollKind::Allreduce) {
+        build_bcast(a, 0, a.recvbuf);  // the result leaves rank 0 from recvbuf
+    }
+}
+
+void Collective::build_bcast(const CollArgs& a, int bcast_root, void* buf)
+{
+    const int vr = (rank_ - bcast_root + size_) % size_;
+    if (vr != 0) {
+        const int parent = (tree_parent(vr) + bcast_root) % size_;
+        down_recv_ = add_transfer(Kind::Recv, buf, parent, kDownTag, a);
+    }
+    for (const int c : tree_children(vr, size_)) {
+        down_sends_.push_back(add_transfer(Kind::Send, buf, (c + bcast_root) % size_, kDownTag, a));
+    }
+    need_down_ = down_recv_ != nullptr && !down_sends_.empty();
+}
+
+void Collective::build_reduce(const CollArgs& a)
+{
+    // The reduction tree is rooted at rank 0 whatever the root (relative rank = rank): every
+    // subtree then covers a contiguous range of ranks, so combining own ∘ children in
+    // ascending order is the rank order MPI_Reduce defines, also for non-commutative ops. A
+    // root other than 0 gets the result from rank 0 (the relay).
+    const std::vector<int> children = tree_children(rank_, size_);
+    const std::size_t span =
+        parts_ == 0 ? 0
+                    : static_cast<std::size_t>(
+                          (static_cast<MPI_Count>(parts_) * count_ - 1) * extent_ + true_extent_);
+    for (const int c : children) {
+        temps_.emplace_back(new char[span > 0 ? span : 1]);
+        temp_bases_.push_back(temps_.back().get() - true_lb_);
+        up_recvs_.push_back(add_transfer(Kind::Recv, temp_bases_.back(), c, kUpTag, a));
+    }
+    // The result of the reduction phase: in the last child's buffer, or the own contribution.
+    result_ = children.empty() ? const_cast<char*>(own_) : temp_bases_.back();
+    if (rank_ != 0) {
+        up_send_ = add_transfer(Kind::Send, result_, tree_parent(rank_), kUpTag, a);
+        direct_up_ = children.empty();
+    } else if (kind_ == CollKind::Reduce && root_ != 0) {
+        relay_send_ = add_transfer(Kind::Send, result_, root_, kRelayTag, a);
+    }
+    if (kind_ == CollKind::Reduce && root_ != 0 && rank_ == root_) {
+        relay_recv_ = add_transfer(Kind::Recv, recv_, 0, kRelayTag, a);
+    }
+    need_up_ = !direct_up_;
+    if (!dense_) {
+        int bytes = 0;
+        if (count_ > INT_MAX ||
+            PMPI_Pack_size(static_cast<int>(count_), type_, MPI_COMM_SELF, &bytes) != MPI_SUCCESS) {
+            throw Error(ErrId::BadCount, "a partition of a derived datatype is too large");
+        }
+        scratch_.resize(static_cast<std::size_t>(bytes));
+    }
+}
+
+Collective::TransferPtr Collective::add_transfer(Kind kind, const void* buf, int peer, int tag,
+                                                 const CollArgs& a)
+{
+    InitArgs args;
+    args.kind = kind;
+    args.buf = buf;
+    args.partitions = parts_;
+    args.count = count_;
+    args.datatype = type_;
+    args.peer = peer;
+    args.tag = tag;
+    args.comm = a.comm;
+    args.type_size = a.type_size;
+    args.extent = a.extent;
+    args.options = a.options;
+    // The collective owns the datatype handle: the transfers borrow it.
+    auto t = std::make_shared<Transfer>(make_endpoint(args, key_), args.options,
+                                        Engine::instance().next_id(), false);
+    all_.push_back(t);
+    Engine::instance().add(t);
+    return t;
+}
+
+BackendKind Collective::backend() const noexcept
+{
+    return all_.empty() ? BackendKind::Persistent : all_.front()->backend_kind();
+}
+
+char* Collective::part(const void* buf, int p) const noexcept
+{
+    return static_cast<char*>(const_cast<void*>(buf)) + static_cast<MPI_Aint>(p) * count_ * extent_;
+}
+
+void Collective::start()
+{
+    Engine& engine = Engine::instance();
+    engine.remove_task(*this);  // waits for a pass still inside the previous round
+    if (error_.load(std::memory_order_acquire) != MPI_SUCCESS) {
+        return;  // sticky: the round completes at once with the error
+    }
+    for (int p = 0; p < parts_; ++p) {
+        state_[p].store(0, std::memory_order_relaxed);
+    }
+    ready_count_.store(0, std::memory_order_relaxed);
+    cursor_ = 0;
+    const int steps = (need_up_ ? parts_ : 0) + (need_down_ ? parts_ : 0);
+    pending_.store(steps, std::memory_order_relaxed);
+    for (const TransferPtr& t : all_) {
+        engine.start(t);
+    }
+    if (steps > 0) {
+        engine.start_task(shared_from_this());
+    }
+}
+
+int Collective::pready(int lo, int hi, bool flush) noexcept
+{
+    int rc = MPI_SUCCESS;
+    bool queued = false;
+    for (int p = lo; p <= hi; ++p) {
+        // sync: acq_rel: releases the caller's writes of partition p to the combiner (the
+        // progress pass that sees kOwn), and orders duplicate detection.
+        if ((state_[p].fetch_or(kOwn, std::memory_order_acq_rel) & kOwn) != 0) {
+            rc = error_code(ErrId::DuplicatePready);
+            continue;
+        }
+        ready_count_.fetch_add(1, std::memory_order_acq_rel);
+        if (kind_ == CollKind::Bcast) {
+            for (const TransferPtr& t : down_sends_) {
+                bool q = false;
+                (void)t->mark_ready(p, &q);
+                queued = queued || q;
+            }
+        } else if (direct_up_) {
+            bool q = false;
+            (void)up_send_->mark_ready(p, &q);
+            queued = queued || q;
+        }
+    }
+    if (flush && queued) {
+        flush_ready();
+    }
+    return rc;
+}
+
+void Collective::flush_ready() noexcept
+{
+    if (!Engine::instance().thread_multiple()) {
+        return;  // the next progress pass issues it
+    }
+    if (kind_ == CollKind::Bcast) {
+        for (const TransferPtr& t : down_sends_) {
+            issue_queued(*t);
+        }
+    } else if (direct_up_) {
+        issue_queued(*up_send_);
+    }
+}
+
+int Collective::parrived(int p, int* flag) noexcept
+{
+    const Transfer* src = kind_ == CollKind::Reduce ? relay_recv_.get() : down_recv_.get();
+    for (int pass = 0; pass < 2; ++pass) {
+        if (round_complete()) {
+            const int err = round_error();
+            *flag = err == MPI_SUCCESS ? 1 : 0;
+            return err;
+        }
+        // sync: acquire pairs with the release that published the partition's bytes.
+        if (src != nullptr ? src->arrived(p)
+                           : (state_[p].load(std::memory_order_acquire) & kFinal) != 0) {
+            *flag = 1;
+            return MPI_SUCCESS;
+        }
+        if (pass == 0) {
+            Engine::instance().progress();
+        }
+    }
+    *flag = 0;
+    return MPI_SUCCESS;
+}
+
+bool Collective::round_complete() const noexcept
+{
+    if (error_.load(std::memory_order_acquire) != MPI_SUCCESS) {
+        return true;
+    }
+    if ((contributes_ && ready_count_.load(std::memory_order_acquire) < parts_) ||
+        pending_.load(std::memory_order_acquire) > 0) {
+        return false;
+    }
+    for (const TransferPtr& t : all_) {
+        if (!t->round_complete()) {
+            return false;
+        }
+    }
+    return true;
+}
+
+int Collective::round_error() const noexcept
+{
+    if (const int e = error_.load(std::memory_order_acquire); e != MPI_SUCCESS) {
+        return e;
+    }
+    for (const TransferPtr& t : all_) {
+        if (t->round_error() != MPI_SUCCESS) {
+            return t->round_error();
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+void Collective::release()
+{
+    Engine& engine = Engine::instance();
+    engine.remove_task(*this);
+    for (const TransferPtr& t : all_) {
+        engine.remove(t);
+    }
+}
+
+void Collective::fail(int code) noexcept
+{
+    int expected = MPI_SUCCESS;
+    error_.compare_exchange_strong(expected, code, std::memory_order_acq_rel);
+}
+
+bool Collective::transfer_failed_locked() noexcept
+{
+    for (const TransferPtr& t : all_) {
+        if (t->round_complete() && t->round_error() != MPI_SUCCESS) {
+            fail(t->round_error());
+            return true;
+        }
+    }
+    return false;
+}
+
+bool Collective::advance_locked() noexcept
+{
+    if (pending_.load(std::memory_order_relaxed) == 0) {
+        return true;
+    }
+    if (transfer_failed_locked()) {
+        pending_.store(0, std::memory_order_release);
+        return true;
+    }
+    bool all_before = true;  // every partition before p has moved all the way
+    for (int p = cursor_; p < parts_; ++p) {
+        const std::uint8_t s = state_[p].load(std::memory_order_acquire);
+        bool done = true;
+        if (need_up_ && (s & kUp) == 0) {
+            done = try_up_locked(p) && done;
+        }
+        if (need_down_ && (s & kDown) == 0) {
+            done = try_down_locked(p) && done;
+        }
+        if (done && all_before) {
+            cursor_ = p + 1;
+        }
+        all_before = all_before && done;
+    }
+    return pending_.load(std::memory_order_relaxed) == 0;
+}
+
+void Collective::mark_locked(Transfer& t, int p) noexcept
+{
+    bool queued = false;
+    (void)t.mark_ready(p, &queued);
+    if (queued) {
+        t.flush();
+    }
+}
+
+bool Collective::try_down_locked(int p) noexcept
+{
+    if (!down_recv_->arrived(p)) {
+        return false;
+    }
+    for (const TransferPtr& t : down_sends_) {
+        mark_locked(*t, p);
+    }
+    state_[p].fetch_or(kDown, std::memory_order_release);
+    pending_.fetch_sub(1, std::memory_order_release);
+    return true;
+}
+
+bool Collective::try_up_locked(int p) noexcept
+{
+    if ((state_[p].load(std::memory_order_acquire) & kOwn) == 0) {
+        return false;
+    }
+    for (const TransferPtr& t : up_recvs_) {
+        if (!t->arrived(p)) {
+            return false;
+        }
+    }
+    char* res = combine_locked(p);
+    std::uint8_t bits = kUp;
+    if (up_send_ != nullptr) {
+        mark_locked(*up_send_, p);
+    } else if (relay_send_ != nullptr) {
+        mark_locked(*relay_send_, p);
+    } else {
+        // Rank 0 holds the result (reduce to 0, allreduce): into recvbuf, then down the tree.
+        char* dst = part(recv_, p);
+        if (res != dst) {
+            copy_part_locked(res, dst);
+        }
+        bits |= kFinal;
+        for (const TransferPtr& t : down_sends_) {
+            mark_locked(*t, p);
+        }
+    }
+    // sync: release publishes the result bytes to MPI_Parrived's acquire load of kFinal.
+    state_[p].fetch_or(bits, std::memory_order_release);
+    pending_.fetch_sub(1, std::memory_order_release);
+    return true;
+}
+
+char* Collective::combine_locked(int p) noexcept
+{
+    char* own = part(own_, p);
+    if (up_recvs_.empty()) {
+        return own;
+    }
+    // MPI_Reduce_local(in, inout) computes inout = in ∘ inout: fold from the right, into the
+    // last child's buffer, so the operands keep rank order.
+    char* acc = part(temp_bases_.back(), p);
+    for (std::size_t i = up_recvs_.size() - 1; i-- > 0;) {
+        reduce_local(part(temp_bases_[i], p), acc);
+    }
+    reduce_local(own, acc);
+    return acc;
+}
+
+void Collective::reduce_local(const char* in, char* inout) noexcept
+{
+    for (MPI_Count done = 0; done < count_;) {
+        const int n = static_cast<int>(std::min<MPI_Count>(count_ - done, INT_MAX));
+        const MPI_Aint off = static_cast<MPI_Aint>(done) * extent_;
+        const int rc = PMPI_Reduce_local(in + off, inout + off, n, type_, op_);
+        if (rc != MPI_SUCCESS) {
+            MPIPCL_LOG(Info, "MPI_Reduce_local failed in a partitioned collective");
+            fail(rc);
+            return;
+        }
+        done += n;
+    }
+}
+
+void Collective::copy_part_locked(const char* src, char* dst) noexcept
+{
+    if (dense_) {
+        std::memcpy(dst, src, static_cast<std::size_t>(count_ * extent_));
+        return;
+    }
+    int pos = 0;
+    const int bytes = static_cast<int>(scratch_.size());
+    int rc = PMPI_Pack(src, static_cast<int>(count_), type_, scratch_.data(), bytes, &pos,
+                       MPI_COMM_SELF);
+    pos = 0;
+    if (rc == MPI_SUCCESS) {
+        rc = PMPI_Unpack(scratch_.data(), bytes, &pos, dst, static_cast<int>(count_), type_,
+                         MPI_COMM_SELF);
+    }
+    if (rc != MPI_SUCCESS) {
+        fail(rc);
+    }
+}
+
+}  // namespace mpipcl::requests
