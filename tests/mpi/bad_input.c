@@ -1247,6 +1247,125 @@ static int after_finalize(int what)
     return code;
 }
 
+/* ---- partitioned collectives ------------------------------------------------------------ */
+
+enum {
+    PC_BCAST_ROOT_NEGATIVE,
+    PC_BCAST_ROOT_SIZE,
+    PC_REDUCE_ROOT_SIZE,
+    PC_BCAST_PARTITIONS_ZERO,
+    PC_ALLREDUCE_PARTITIONS_NEGATIVE,
+    PC_BCAST_REQUEST_NULL,
+    PC_ALLREDUCE_REQUEST_NULL,
+    PC_REDUCE_OP_NULL,
+    PC_BCAST_PREADY_NON_ROOT,
+    PC_BCAST_PARRIVED_ROOT,
+    PC_REDUCE_PARRIVED_NON_ROOT,
+};
+
+/* An init call that must fail with @p cls and leave the request handle alone. */
+static void collective_init_fails(int what, int cls)
+{
+    int size = 0;
+    MPI_Comm_size(ec, &size);
+    int data[SPARTS] = {0};
+    int out[SPARTS] = {0};
+    MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Request* rp = &r;
+    int rc = MPI_SUCCESS;
+    switch (what) {
+        case PC_BCAST_ROOT_NEGATIVE:
+        case PC_BCAST_ROOT_SIZE:
+            rc = MPIX_Pbcast_init(data, SPARTS, 1, MPI_INT, what == PC_BCAST_ROOT_SIZE ? size : -1,
+                                  ec, MPI_INFO_NULL, rp);
+            break;
+        case PC_REDUCE_ROOT_SIZE:
+            rc = MPIX_Preduce_init(data, out, SPARTS, 1, MPI_INT, MPI_SUM, size, ec, MPI_INFO_NULL,
+                                   rp);
+            break;
+        case PC_BCAST_PARTITIONS_ZERO:
+            rc = MPIX_Pbcast_init(data, 0, 1, MPI_INT, 0, ec, MPI_INFO_NULL, rp);
+            break;
+        case PC_ALLREDUCE_PARTITIONS_NEGATIVE:
+            rc = MPIX_Pallreduce_init(data, out, -3, 1, MPI_INT, MPI_SUM, ec, MPI_INFO_NULL, rp);
+            break;
+        case PC_BCAST_REQUEST_NULL:
+            rc = MPIX_Pbcast_init(data, SPARTS, 1, MPI_INT, 0, ec, MPI_INFO_NULL, NULL);
+            break;
+        case PC_ALLREDUCE_REQUEST_NULL:
+            rc = MPIX_Pallreduce_init(data, out, SPARTS, 1, MPI_INT, MPI_SUM, ec, MPI_INFO_NULL,
+                                      NULL);
+            break;
+        default: /* PC_REDUCE_OP_NULL */
+            rc = MPIX_Preduce_init(data, out, SPARTS, 1, MPI_INT, MPI_OP_NULL, 0, ec, MPI_INFO_NULL,
+                                   rp);
+            break;
+    }
+    EXPECT(rc, cls);
+    CHECK(r == MPI_REQUEST_NULL, "case %s: a failed init wrote the request handle", g_case);
+}
+
+/* A valid collective on which one rank makes a call its role does not allow; then the round
+ * completes normally and the data is checked. */
+static void collective_wrong_role(int what)
+{
+    const int bcast = what != PC_REDUCE_PARRIVED_NON_ROOT;
+    int data[SPARTS];
+    int out[SPARTS];
+    for (int i = 0; i < SPARTS; ++i) {
+        data[i] = tu_rank == 0 || !bcast ? 100 + i : -1; /* bcast: only the root's counts */
+        out[i] = -1;
+    }
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (bcast) {
+        TU_MPI(MPIX_Pbcast_init(data, SPARTS, 1, MPI_INT, 0, ec, MPI_INFO_NULL, &r));
+    } else {
+        TU_MPI(MPIX_Preduce_init(data, out, SPARTS, 1, MPI_INT, MPI_SUM, 0, ec, MPI_INFO_NULL, &r));
+    }
+    TU_MPI(MPI_Start(&r));
+    int flag = 7;
+    if (what == PC_BCAST_PREADY_NON_ROOT && tu_rank == 1) {
+        EXPECT(MPI_Pready(0, r), MPI_ERR_REQUEST);
+        EXPECT(MPI_Pready_range(0, SPARTS - 1, r), MPI_ERR_REQUEST);
+    } else if ((what == PC_BCAST_PARRIVED_ROOT && tu_rank == 0) ||
+               (what == PC_REDUCE_PARRIVED_NON_ROOT && tu_rank == 1)) {
+        EXPECT(MPI_Parrived(r, 0, &flag), MPI_ERR_REQUEST);
+        CHECK(flag == 7, "case %s: a failed MPI_Parrived wrote flag", g_case);
+    }
+    if (!bcast || tu_rank == 0) {
+        TU_MPI(MPI_Pready_range(0, SPARTS - 1, r));
+    }
+    TU_MPI(tu_wait(&r, MPI_STATUS_IGNORE, "the collective after the erroneous call"));
+    for (int i = 0; i < SPARTS; ++i) {
+        if (bcast) {
+            CHECK(data[i] == 100 + i, "case %s: bcast element %d is %d", g_case, i, data[i]);
+        } else if (tu_rank == 0) {
+            CHECK(out[i] == tu_size * (100 + i), "case %s: reduce element %d is %d", g_case, i,
+                  out[i]);
+        }
+    }
+    TU_MPI(MPI_Request_free(&r));
+}
+
+static void c_collective(int what)
+{
+    static const int init_class[] = {
+        [PC_BCAST_ROOT_NEGATIVE] = MPI_ERR_ROOT,
+        [PC_BCAST_ROOT_SIZE] = MPI_ERR_ROOT,
+        [PC_REDUCE_ROOT_SIZE] = MPI_ERR_ROOT,
+        [PC_BCAST_PARTITIONS_ZERO] = MPI_ERR_ARG,
+        [PC_ALLREDUCE_PARTITIONS_NEGATIVE] = MPI_ERR_ARG,
+        [PC_BCAST_REQUEST_NULL] = MPI_ERR_ARG,
+        [PC_ALLREDUCE_REQUEST_NULL] = MPI_ERR_ARG,
+        [PC_REDUCE_OP_NULL] = MPI_ERR_OP,
+    };
+    if (what <= PC_REDUCE_OP_NULL) {
+        collective_init_fails(what, init_class[what]);
+    } else {
+        collective_wrong_role(what);
+    }
+}
+
 /* ---- the case table --------------------------------------------------------------------- */
 
 typedef struct {
@@ -1315,6 +1434,17 @@ static const Case cases[] = {
     {"bottom_struct_absolute", c_bottom, 0},
     {"bottom_struct_absolute_holes", c_bottom, 1},
     {"huge_partitions_count0_recv", c_huge, 0},
+    {"pbcast_root_negative", c_collective, PC_BCAST_ROOT_NEGATIVE},
+    {"pbcast_root_comm_size", c_collective, PC_BCAST_ROOT_SIZE},
+    {"preduce_root_comm_size", c_collective, PC_REDUCE_ROOT_SIZE},
+    {"pbcast_partitions_zero", c_collective, PC_BCAST_PARTITIONS_ZERO},
+    {"pallreduce_partitions_negative", c_collective, PC_ALLREDUCE_PARTITIONS_NEGATIVE},
+    {"pbcast_request_null_pointer", c_collective, PC_BCAST_REQUEST_NULL},
+    {"pallreduce_request_null_pointer", c_collective, PC_ALLREDUCE_REQUEST_NULL},
+    {"preduce_op_null", c_collective, PC_REDUCE_OP_NULL},
+    {"pbcast_pready_non_root", c_collective, PC_BCAST_PREADY_NON_ROOT},
+    {"pbcast_parrived_root", c_collective, PC_BCAST_PARRIVED_ROOT},
+    {"preduce_parrived_non_root", c_collective, PC_REDUCE_PARRIVED_NON_ROOT},
 };
 
 typedef struct {
