@@ -116,10 +116,10 @@ void Collective::build_reduce(const CollArgs& a)
     // ascending order is the rank order MPI_Reduce defines, also for non-commutative ops. A
     // root other than 0 gets the result from rank 0 (the relay).
     const std::vector<int> children = tree_children(rank_, size_);
+    // The bytes n elements span from the first one's true lower bound (none for n = 0).
+    const MPI_Count n = static_cast<MPI_Count>(parts_) * count_;
     const std::size_t span =
-        parts_ == 0 ? 0
-                    : static_cast<std::size_t>(
-                          (static_cast<MPI_Count>(parts_) * count_ - 1) * extent_ + true_extent_);
+        n == 0 ? 0 : static_cast<std::size_t>((n - 1) * extent_ + true_extent_);
     for (const int c : children) {
         temps_.emplace_back(new char[span > 0 ? span : 1]);
         temp_bases_.push_back(temps_.back().get() - true_lb_);
