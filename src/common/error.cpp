@@ -36,6 +36,8 @@ const ErrDef kDefs[static_cast<int>(ErrId::Count_)] = {
     {MPI_ERR_INTERN, "mpipcl: internal error"},
     {MPI_ERR_ROOT, "mpipcl: invalid root rank"},
     {MPI_ERR_OP, "mpipcl: invalid reduction operation"},
+    {MPI_ERR_ARG, "mpipcl: the members of a partitioned collective disagree on its arguments"},
+    {MPI_ERR_BUFFER, "mpipcl: MPI_IN_PLACE is not allowed here"},
 };
 
 int g_codes[static_cast<int>(ErrId::Count_)];

@@ -36,6 +36,8 @@ enum class ErrId : int {
     Internal,         // MPI_ERR_INTERN
     BadRoot,          // MPI_ERR_ROOT
     BadOp,            // MPI_ERR_OP
+    CollMismatch,     // MPI_ERR_ARG
+    InPlace,          // MPI_ERR_BUFFER
     Count_
 };
 

@@ -54,7 +54,31 @@ CtrlMsg setup_msg(const Endpoint& ep, std::uint64_t send_id, const Offer& offer)
     m.messages = offer.messages;
     m.flags = ep.dense ? kFlagSendDense : 0;
     std::copy(std::begin(offer.extra), std::end(offer.extra), std::begin(m.extra));
+    m.coll = ep.coll;
     return m;
+}
+
+int collective_mismatch(const Endpoint& local, const CtrlMsg& setup)
+{
+    const CollSig& a = local.coll;
+    const CollSig& b = setup.coll;
+    if (a.kind != b.kind || a.partitions != b.partitions) {
+        return error_code(ErrId::CollMismatch);
+    }
+    if (a.root != b.root) {
+        return error_code(ErrId::BadRoot);
+    }
+    if (a.op != b.op) {
+        return error_code(ErrId::BadOp);
+    }
+    if (a.type_size * a.count != b.type_size * b.count) {
+        return error_code(b.type_size * b.count > a.type_size * a.count ? ErrId::Truncate
+                                                                        : ErrId::SizeMismatch);
+    }
+    if (a.type_size != b.type_size) {
+        return error_code(ErrId::CollMismatch);
+    }
+    return MPI_SUCCESS;
 }
 
 CtrlMsg cancel_msg(const Endpoint& ep, std::uint64_t send_id)

@@ -59,6 +59,9 @@ class Engine final : private ProgressThread::Work {
     void start_task(const std::shared_ptr<Task>& task);
     /// MPI_Request_free of the task's owner: no pass advances it any more.
     void remove_task(const Task& task);
+    /// Engine lock held (a task's pass): fails @p t's pair with @p code as a backend failure
+    /// does, telling the peer (at once if paired, else when it answers).
+    void abort_locked(Transfer& t, int code) { handshake_.abort(t, code); }
 
     /// One bounded pass from an application thread. @p wait: take the engine lock even when
     /// another thread holds it (MPI_Test/Wait must see every completed transfer); otherwise

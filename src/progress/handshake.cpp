@@ -58,11 +58,18 @@ void Handshake::start(const TransferPtr& t)
 
 void Handshake::remove(const TransferPtr& t)
 {
+    if (failed_unmatched(*t) && t->ever_started()) {
+        // Its peer may still send a Setup or Reply and then wait for an answer: kept (until
+        // MPI_Finalize) to give it the error. No longer counted as awaiting a pair.
+        pending_pairs_.fetch_sub(1, std::memory_order_relaxed);
+        t->set_orphan();
+        return;
+    }
     all_.erase(t->id());
     if (t->kind() == Kind::Send) {
         sends_.erase(t->id());
         const Pairing pairing = t->pairing();
-        if (pairing == Pairing::Unpaired) {
+        if (pairing == Pairing::Unpaired || failed_unmatched(*t)) {
             pending_pairs_.fetch_sub(1, std::memory_order_relaxed);
         }
         if (!t->ever_started() && (pairing != Pairing::Failed || t->owed_abort() != MPI_SUCCESS)) {
@@ -81,7 +88,7 @@ void Handshake::remove_recv(const TransferPtr& t)
     if (r.next) {
         matched(*r.next);
     }
-    if (!r.was_held && t->pairing() == Pairing::Unpaired) {
+    if (!r.was_held && (t->pairing() == Pairing::Unpaired || failed_unmatched(*t))) {
         pending_pairs_.fetch_sub(1, std::memory_order_relaxed);
     }
 }
@@ -132,7 +139,9 @@ void Handshake::match_or_queue(const TransferPtr& recv, bool first_in_line)
 void Handshake::matched(const Matcher::Match& m)
 {
     const TransferPtr recv = find(m.recv);
-    pending_pairs_.fetch_sub(1, std::memory_order_relaxed);
+    if (!recv->orphan()) {
+        pending_pairs_.fetch_sub(1, std::memory_order_relaxed);
+    }
     recv->set_peer_id(m.setup.msg.send_id);
     // Matched in init order, but the pairing (backend, data tags, Reply) waits for the first
     // Start: a receive freed before it ever starts then gives its Setup back to the next
@@ -157,7 +166,13 @@ void Handshake::pair_recv(const TransferPtr& recv, const Setup& setup)
     // Sides that asked for different backends use "persistent" (backends::agree).
     a.backend = backends::agree(static_cast<BackendKind>(setup.msg.backend), opts.backend);
     CtrlMsg reply{};
-    const int err = build_recv(*recv, a, setup.msg.send_id, &reply);
+    // A receive that failed before pairing (its collective failed) refuses with its error;
+    // members of a collective that disagree refuse with the difference.
+    int err = recv->pairing() == Pairing::Failed ? recv->sticky_error()
+                                                 : collective_mismatch(recv->endpoint(), setup.msg);
+    if (err == MPI_SUCCESS) {
+        err = build_recv(*recv, a, setup.msg.send_id, &reply);
+    }
     if (err != MPI_SUCCESS) {
         // Not failed yet: the send may have been freed before it ever started, its Cancel on
         // the way — then this receive must pair with the next Setup as if that send never
@@ -227,6 +242,16 @@ void Handshake::handle_reply(const CtrlMsg& msg)
         return;  // freed meanwhile
     }
     TransferPtr req = it->second;
+    if (failed_unmatched(*req)) {
+        // Failed before the Reply came (its collective failed): the receiver, accepted or
+        // not, waits for this side's word.
+        if (!req->orphan()) {
+            pending_pairs_.fetch_sub(1, std::memory_order_relaxed);
+        }
+        req->set_peer_id(msg.recv_id);
+        send_abort(*req, req->sticky_error());
+        return;
+    }
     if (req->pairing() != Pairing::Unpaired) {
         return;
     }
@@ -284,6 +309,21 @@ void Handshake::fail_pair(Transfer& t, int code)
         return;
     }
     send_abort(t, code);
+}
+
+void Handshake::abort(Transfer& t, int code)
+{
+    if (t.pairing() == Pairing::Failed) {
+        return;
+    }
+    if (t.pairing() == Pairing::Paired) {
+        fail_pair(t, code);
+        return;
+    }
+    // Unpaired: failed here; the peer hears of it when its Setup or Reply comes (pair_recv
+    // refuses it, handle_reply answers with an Abort). A receive that refused its Setup
+    // already gets the sender's Abort.
+    t.fail_locked(code);
 }
 
 void Handshake::send_abort(Transfer& t, int code)

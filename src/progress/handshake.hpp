@@ -49,6 +49,10 @@ class Handshake {
     /// The pair of @p t failed after pairing: fails @p t and tells the peer (MsgType::Abort).
     void fail_pair(Transfer& t, int code);
 
+    /// Fails @p t now with @p code (a collective's round failed): a paired transfer tells its
+    /// peer at once (fail_pair), an unpaired one when the peer's Setup or Reply arrives.
+    void abort(Transfer& t, int code);
+
     /// Lock-free: transfers waiting for their peer (a relaxed snapshot).
     int pending() const { return pending_pairs_.load(std::memory_order_relaxed); }
     const Transfers& transfers() const { return all_; }
@@ -82,6 +86,11 @@ class Handshake {
     /// MPI_Request_free of a receive: withdraws it from matching.
     void remove_recv(const TransferPtr& t);
     void release_tags(Transfer& t);
+    /// Failed by abort() before it was matched with its peer (still counted as pending).
+    static bool failed_unmatched(const Transfer& t)
+    {
+        return t.pairing() == Pairing::Failed && t.peer_id() == 0;
+    }
 
     ControlChannel& ctrl_;
     ActiveList& active_;

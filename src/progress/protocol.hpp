@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "common/backend.hpp"
+
 namespace mpipcl::progress {
 
 /// Control traffic uses tag 0 of the private communicator; data tags start at 1.
@@ -44,6 +46,7 @@ struct CtrlMsg {
     /// Backend data. Setup: [0] NotifyMode asked for; Reply: the rma target description
     /// (rma::TargetInfo); Ready: [0] the round the receiver started.
     std::uint64_t extra[4];
+    CollSig coll;  ///< Setup: the collective the send belongs to (kind -1: none)
 };
 
 }  // namespace mpipcl::progress

@@ -45,6 +45,8 @@ class Transfer {
     /// The current round's error; read only after round_complete() returned true.
     int round_error() const { return round_error_; }
     Pairing pairing() const { return pairing_.load(std::memory_order_acquire); }
+    /// The pair's sticky error (MPI_SUCCESS while it has not failed).
+    int sticky_error() const { return error_.load(std::memory_order_acquire); }
     /// Sender: the latest round the receiver has started (its Ready message), 0 = none yet.
     std::uint64_t peer_ready_round() const { return peer_ready_.load(std::memory_order_acquire); }
     /// Sender: marks partition @p p (in range) ready for this round and hands it to the
@@ -148,6 +150,10 @@ class Transfer {
     void owe_abort(int code) { abort_owed_ = code; }
     /// The Abort owed (MPI_SUCCESS = none).
     int owed_abort() const { return abort_owed_; }
+    /// Freed by its owner while failed and not yet matched with its peer: the handshake keeps
+    /// it to answer the peer's Setup or Reply with the error (no backend, never writes).
+    bool orphan() const { return orphan_; }
+    void set_orphan() { orphan_ = true; }
 
    private:
     friend class ActiveList;  // keeps in_active_list_
@@ -189,6 +195,7 @@ class Transfer {
     std::uint64_t peer_id_ = 0;
     bool in_active_list_ = false;
     int abort_owed_ = MPI_SUCCESS;
+    bool orphan_ = false;
 };
 
 /// The running transfers a full pass advances. Engine lock held, except count().
