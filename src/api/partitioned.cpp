@@ -140,6 +140,13 @@ int partitioned_init(Kind kind, const void* buf, int partitions, MPI_Count count
     });
 }
 
+int rank_of(MPI_Comm comm)
+{
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    return rank;
+}
+
 /// The checks of a collective init's arguments (@p a holds kind, buffers, op, root); fills the
 /// sizes and options into @p a. Throws Error.
 void check_collective(int partitions, MPI_Count count, MPI_Datatype datatype, MPI_Comm comm,
@@ -169,8 +176,16 @@ void check_collective(int partitions, MPI_Count count, MPI_Datatype datatype, MP
     if (a->kind != CollKind::Bcast && a->op == MPI_OP_NULL) {
         throw Error(ErrId::BadOp, "MPI_OP_NULL");
     }
+    if (a->kind == CollKind::Reduce && a->sendbuf == MPI_IN_PLACE && a->root != rank_of(comm)) {
+        throw Error(ErrId::InPlace, "MPI_IN_PLACE is the root's only");
+    }
     InitArgs sizes;
     const MPI_Count bytes = check_buffer(partitions, count, datatype, &sizes);
+    if (a->kind != CollKind::Bcast) {
+        if (const int rc = mpipcl::requests::check_op(a->op, datatype); rc != MPI_SUCCESS) {
+            throw Error(ErrId::BadOp, "the op is not defined on this datatype");
+        }
+    }
     a->partitions = partitions;
     a->count = count;
     a->datatype = datatype;
@@ -300,7 +315,7 @@ MPIPCL_API int MPI_Pready_range(int partition_low, int partition_high, MPI_Reque
             return rc;
         }
         if (partition_low > partition_high || partition_low < 0 ||
-            partition_high >= r->partitions()) {
+            partition_high >= r->endpoint().partitions) {
             return raise_on(call, *r, error_code(ErrId::BadPartition));
         }
         // Mark them all (a word of ready bits at a time), then issue the MPI work once (one
@@ -324,7 +339,7 @@ MPIPCL_API int MPI_Pready_list(int length, MPIPCL_PREADY_LIST_CONST int array_of
         if (length < 0 || (length > 0 && array_of_partitions == nullptr)) {
             return call.raise(ErrId::NullArg);
         }
-        rc = check_list(length, array_of_partitions, r->partitions());
+        rc = check_list(length, array_of_partitions, r->endpoint().partitions);
         if (rc != MPI_SUCCESS) {
             return call.raise(rc);
         }

@@ -5,6 +5,7 @@
 
 #include <climits>
 #include <cstring>
+#include <initializer_list>
 
 #include "common/error.hpp"
 #include "common/log.hpp"
@@ -20,9 +21,11 @@ using progress::Transfer;
 namespace {
 // Tags of the internal transfers, below every tag a user may give (those are >= 0), so they
 // never match a point-to-point partitioned operation even if the collective's key collided.
-constexpr int kUpTag = -1;     // reduction: child -> parent
-constexpr int kDownTag = -2;   // bcast: parent -> child
-constexpr int kRelayTag = -3;  // reduce: rank 0 -> a root other than 0
+constexpr int kUpTag = -1;         // reduction: child -> parent
+constexpr int kDownTag = -2;       // bcast: parent -> child
+constexpr int kRelayTag = -3;      // reduce: rank 0 -> a root other than 0
+constexpr int kCheckUpTag = -4;    // first-round check, child -> parent (rank-0 tree)
+constexpr int kCheckDownTag = -5;  // first-round check, parent -> child (rank-0 tree)
 
 /// Binomial tree over relative ranks (vr = (rank - root) mod size): the parent clears vr's
 /// lowest set bit; the children are vr + 2^i for every 2^i below that bit (all, for the root).
@@ -40,7 +43,160 @@ std::vector<int> tree_children(int vr, int size)
     }
     return c;
 }
+
+/// The predefined ops in signature order (op_number is the index + 1).
+const MPI_Op* predefined_ops(int* n)
+{
+    static const MPI_Op ops[] = {MPI_MAX,    MPI_MIN,    MPI_SUM,     MPI_PROD, MPI_LAND,
+                                 MPI_BAND,   MPI_LOR,    MPI_BOR,     MPI_LXOR, MPI_BXOR,
+                                 MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_NO_OP};
+    *n = static_cast<int>(sizeof ops / sizeof ops[0]);
+    return ops;
+}
+
+/// The type groups of the standard's table of predefined reduction ops (MPI-4.1 6.9.2).
+enum TypeGroup : unsigned {
+    kCInt = 1,     // C integer
+    kFInt = 2,     // Fortran integer
+    kFloat = 4,    // floating point
+    kLogical = 8,  // logical
+    kComplex = 16,
+    kByte = 32,
+    kMulti = 64,  // multi-language: MPI_AINT, MPI_OFFSET, MPI_COUNT
+    kPair = 128,  // MPI_MAXLOC / MPI_MINLOC pair types
+};
+
+bool in(MPI_Datatype t, std::initializer_list<MPI_Datatype> list)
+{
+    for (const MPI_Datatype d : list) {
+        if (d != MPI_DATATYPE_NULL && d == t) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/// The group of a named datatype (0: none an op is defined on, e.g. MPI_CHAR, MPI_PACKED).
+unsigned group_of(MPI_Datatype t)
+{
+    if (in(t, {MPI_INT, MPI_LONG, MPI_SHORT, MPI_UNSIGNED_SHORT, MPI_UNSIGNED, MPI_UNSIGNED_LONG,
+               MPI_LONG_LONG_INT, MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG, MPI_SIGNED_CHAR,
+               MPI_UNSIGNED_CHAR, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T,
+               MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T})) {
+        return kCInt;
+    }
+    if (in(t, {MPI_INTEGER})) {
+        return kFInt;
+    }
+    if (in(t, {MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_REAL, MPI_DOUBLE_PRECISION})) {
+        return kFloat;
+    }
+    if (in(t, {MPI_LOGICAL, MPI_C_BOOL, MPI_CXX_BOOL})) {
+        return kLogical;
+    }
+    if (in(t, {MPI_COMPLEX, MPI_DOUBLE_COMPLEX, MPI_C_COMPLEX, MPI_C_FLOAT_COMPLEX,
+               MPI_C_DOUBLE_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX, MPI_CXX_FLOAT_COMPLEX,
+               MPI_CXX_DOUBLE_COMPLEX, MPI_CXX_LONG_DOUBLE_COMPLEX})) {
+        return kComplex;
+    }
+    if (in(t, {MPI_BYTE})) {
+        return kByte;
+    }
+    if (in(t, {MPI_AINT, MPI_OFFSET, MPI_COUNT})) {
+        return kMulti;
+    }
+    if (in(t, {MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT,
+               MPI_LONG_DOUBLE_INT, MPI_2REAL, MPI_2DOUBLE_PRECISION, MPI_2INTEGER})) {
+        return kPair;
+    }
+    return 0;
+}
+
+/// The groups predefined op number @p n (op_number) is defined on.
+unsigned groups_of_op(int n)
+{
+    switch (n) {
+        case 1:  // MPI_MAX
+        case 2:  // MPI_MIN
+            return kCInt | kFInt | kFloat | kMulti;
+        case 3:  // MPI_SUM
+        case 4:  // MPI_PROD
+            return kCInt | kFInt | kFloat | kComplex | kMulti;
+        case 5:  // MPI_LAND
+        case 7:  // MPI_LOR
+        case 9:  // MPI_LXOR
+            return kCInt | kLogical;
+        case 6:   // MPI_BAND
+        case 8:   // MPI_BOR
+        case 10:  // MPI_BXOR
+            return kCInt | kFInt | kByte | kMulti;
+        case 11:  // MPI_MAXLOC
+        case 12:  // MPI_MINLOC
+            return kPair;
+        default:  // MPI_REPLACE, MPI_NO_OP: one-sided accumulates only
+            return 0;
+    }
+}
+
+/// Every named type @p t is built from is in @p groups (a pair type counts as a whole).
+bool built_from(MPI_Datatype t, unsigned groups, int depth)
+{
+    int ni = 0;
+    int na = 0;
+    int nd = 0;
+    int combiner = MPI_COMBINER_NAMED;
+    if (PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS) {
+        return false;
+    }
+    if (combiner == MPI_COMBINER_NAMED) {
+        return (group_of(t) & groups) != 0;
+    }
+    if (depth > 64) {
+        return false;
+    }
+    std::vector<int> ints(static_cast<std::size_t>(ni));
+    std::vector<MPI_Aint> addrs(static_cast<std::size_t>(na));
+    std::vector<MPI_Datatype> types(static_cast<std::size_t>(nd));
+    if (PMPI_Type_get_contents(t, ni, na, nd, ints.data(), addrs.data(), types.data()) !=
+        MPI_SUCCESS) {
+        return false;
+    }
+    bool ok = true;
+    for (MPI_Datatype& d : types) {
+        ok = ok && built_from(d, groups, depth + 1);
+        int dni = 0;
+        int dna = 0;
+        int dnd = 0;
+        int dc = MPI_COMBINER_NAMED;
+        if (PMPI_Type_get_envelope(d, &dni, &dna, &dnd, &dc) == MPI_SUCCESS &&
+            dc != MPI_COMBINER_NAMED) {
+            PMPI_Type_free(&d);
+        }
+    }
+    return ok;
+}
 }  // namespace
+
+int op_number(MPI_Op op) noexcept
+{
+    int n = 0;
+    const MPI_Op* ops = predefined_ops(&n);
+    for (int i = 0; i < n; ++i) {
+        if (ops[i] == op) {
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+int check_op(MPI_Op op, MPI_Datatype type)
+{
+    const int n = op_number(op);
+    if (n == 0 || built_from(type, groups_of_op(n), 0)) {
+        return MPI_SUCCESS;
+    }
+    return error_code(ErrId::BadOp);
+}
 
 Collective::Collective(const CollArgs& a)
     : kind_(a.kind), parts_(a.partitions), count_(a.count), op_(a.op)
@@ -54,6 +210,23 @@ Collective::Collective(const CollArgs& a)
         MPIPCL_CHECK_MPI(PMPI_Type_get_true_extent(type_, &true_lb_, &true_extent_));
         MPIPCL_CHECK_MPI(PMPI_Type_get_extent(type_, &lb, &extent_));
         dense_ = a.type_size == extent_ && true_extent_ == extent_ && true_lb_ == 0;
+        size_scratch();
+        sig_.kind = static_cast<std::int32_t>(kind_);
+        sig_.root = kind_ == CollKind::Allreduce ? 0 : root_;
+        sig_.op = reduces() ? op_number(op_) : 0;
+        sig_.partitions = parts_;
+        sig_.type_size = a.type_size;
+        sig_.count = count_;
+        Endpoint face;
+        face.kind = Kind::Coll;
+        face.buf = this;
+        face.partitions = parts_;
+        face.count = count_;
+        face.datatype = type_;
+        face.comm = a.comm;
+        face_ = std::make_shared<Transfer>(face, a.options, 0, false);
+        // Every local check has passed: only now the communicator's collective count moves
+        // on (members whose init failed stay in step with each other).
         key_ = progress::collective_key(a.comm);
         state_.reset(new std::atomic<std::uint8_t>[static_cast<std::size_t>(parts_)]);
         for (int p = 0; p < parts_; ++p) {
@@ -87,13 +260,18 @@ void Collective::build_tree(const CollArgs& a)
     if (kind_ == CollKind::Bcast) {
         contributes_ = rank_ == root_;
         build_bcast(a, root_, a.recvbuf);
+        data_ = all_;
+        build_checks(a);
         return;
     }
     contributes_ = true;
     build_reduce(a);
+    need_up_ = !direct_up_;
     if (kind_ == CollKind::Allreduce) {
         build_bcast(a, 0, a.recvbuf);  // the result leaves rank 0 from recvbuf
     }
+    data_ = all_;
+    build_checks(a);
 }
 
 void Collective::build_bcast(const CollArgs& a, int bcast_root, void* buf)
@@ -107,6 +285,33 @@ void Collective::build_bcast(const CollArgs& a, int bcast_root, void* buf)
         down_sends_.push_back(add_transfer(Kind::Send, buf, (c + bcast_root) % size_, kDownTag, a));
     }
     need_down_ = down_recv_ != nullptr && !down_sends_.empty();
+}
+
+void Collective::build_checks(const CollArgs& a)
+{
+    if (rank_ != 0) {
+        const int parent = tree_parent(rank_);
+        check_up_send_ = add_transfer(Kind::Send, &check_byte_, parent, kCheckUpTag, a, 1, 0);
+        check_down_recv_ = add_transfer(Kind::Recv, &check_byte_, parent, kCheckDownTag, a, 1, 0);
+    }
+    for (const int c : tree_children(rank_, size_)) {
+        check_up_recvs_.push_back(add_transfer(Kind::Recv, &check_byte_, c, kCheckUpTag, a, 1, 0));
+        check_down_sends_.push_back(
+            add_transfer(Kind::Send, &check_byte_, c, kCheckDownTag, a, 1, 0));
+    }
+}
+
+void Collective::size_scratch()
+{
+    if (dense_ || kind_ == CollKind::Bcast) {
+        return;
+    }
+    int bytes = 0;
+    if (count_ > INT_MAX ||
+        PMPI_Pack_size(static_cast<int>(count_), type_, MPI_COMM_SELF, &bytes) != MPI_SUCCESS) {
+        throw Error(ErrId::BadCount, "a partition of a derived datatype is too large");
+    }
+    scratch_.resize(static_cast<std::size_t>(bytes));
 }
 
 void Collective::build_reduce(const CollArgs& a)
@@ -136,25 +341,16 @@ void Collective::build_reduce(const CollArgs& a)
     if (kind_ == CollKind::Reduce && root_ != 0 && rank_ == root_) {
         relay_recv_ = add_transfer(Kind::Recv, recv_, 0, kRelayTag, a);
     }
-    need_up_ = !direct_up_;
-    if (!dense_) {
-        int bytes = 0;
-        if (count_ > INT_MAX ||
-            PMPI_Pack_size(static_cast<int>(count_), type_, MPI_COMM_SELF, &bytes) != MPI_SUCCESS) {
-            throw Error(ErrId::BadCount, "a partition of a derived datatype is too large");
-        }
-        scratch_.resize(static_cast<std::size_t>(bytes));
-    }
 }
 
 Collective::TransferPtr Collective::add_transfer(Kind kind, const void* buf, int peer, int tag,
-                                                 const CollArgs& a)
+                                                 const CollArgs& a, int parts, MPI_Count count)
 {
     InitArgs args;
     args.kind = kind;
     args.buf = buf;
-    args.partitions = parts_;
-    args.count = count_;
+    args.partitions = parts;
+    args.count = count;
     args.datatype = type_;
     args.peer = peer;
     args.tag = tag;
@@ -162,9 +358,13 @@ Collective::TransferPtr Collective::add_transfer(Kind kind, const void* buf, int
     args.type_size = a.type_size;
     args.extent = a.extent;
     args.options = a.options;
+    if (count == 0) {
+        args.options.backend = BackendKind::Persistent;  // nothing to put: no window needed
+    }
     // The collective owns the datatype handle: the transfers borrow it.
-    auto t = std::make_shared<Transfer>(make_endpoint(args, key_), args.options,
-                                        Engine::instance().next_id(), false);
+    Endpoint ep = make_endpoint(args, key_);
+    ep.coll = sig_;
+    auto t = std::make_shared<Transfer>(ep, args.options, Engine::instance().next_id(), false);
     all_.push_back(t);
     Engine::instance().add(t);
     return t;
@@ -194,12 +394,13 @@ void Collective::start()
     cursor_ = 0;
     const int steps = (need_up_ ? parts_ : 0) + (need_down_ ? parts_ : 0);
     pending_.store(steps, std::memory_order_relaxed);
-    for (const TransferPtr& t : all_) {
+    // The check transfers run in the first round only (see build_checks).
+    for (const TransferPtr& t : started_once_ ? data_ : all_) {
         engine.start(t);
     }
-    if (steps > 0) {
-        engine.start_task(shared_from_this());
-    }
+    started_once_ = true;
+    // Also without steps of its own: the task spreads a failed transfer to the others.
+    engine.start_task(shared_from_this());
 }
 
 int Collective::pready(int lo, int hi, bool flush) noexcept
@@ -228,6 +429,13 @@ int Collective::pready(int lo, int hi, bool flush) noexcept
     }
     if (flush && queued) {
         flush_ready();
+    }
+    if (need_up_) {
+        // The progress pass combines and passes it on: wake the progress thread for it.
+        Engine& engine = Engine::instance();
+        if (engine.progress_thread_running()) {
+            engine.nudge();
+        }
     }
     return rc;
 }
@@ -259,31 +467,37 @@ int Collective::parrived(int p, int* flag) noexcept
         if (src != nullptr ? src->arrived(p)
                            : (state_[p].load(std::memory_order_acquire) & kFinal) != 0) {
             *flag = 1;
+            Engine::parrived_hit();
             return MPI_SUCCESS;
         }
         if (pass == 0) {
-            Engine::instance().progress();
+            Engine::instance().parrived_missed();  // the point-to-point path's cheap miss
         }
     }
     *flag = 0;
     return MPI_SUCCESS;
 }
 
-bool Collective::round_complete() const noexcept
+bool Collective::all_transfers_done() const noexcept
 {
-    if (error_.load(std::memory_order_acquire) != MPI_SUCCESS) {
-        return true;
-    }
-    if ((contributes_ && ready_count_.load(std::memory_order_acquire) < parts_) ||
-        pending_.load(std::memory_order_acquire) > 0) {
-        return false;
-    }
     for (const TransferPtr& t : all_) {
         if (!t->round_complete()) {
             return false;
         }
     }
     return true;
+}
+
+bool Collective::round_complete() const noexcept
+{
+    // A failed round also waits for every transfer: one still running may write into the
+    // temporary buffers, or its peer may still wait for it (the task aborts them all).
+    if (error_.load(std::memory_order_acquire) == MPI_SUCCESS &&
+        ((contributes_ && ready_count_.load(std::memory_order_acquire) < parts_) ||
+         pending_.load(std::memory_order_acquire) > 0)) {
+        return false;
+    }
+    return all_transfers_done();
 }
 
 int Collective::round_error() const noexcept
@@ -314,26 +528,75 @@ void Collective::fail(int code) noexcept
     error_.compare_exchange_strong(expected, code, std::memory_order_acq_rel);
 }
 
-bool Collective::transfer_failed_locked() noexcept
+int Collective::transfer_error_locked() const noexcept
 {
     for (const TransferPtr& t : all_) {
-        if (t->round_complete() && t->round_error() != MPI_SUCCESS) {
-            fail(t->round_error());
-            return true;
+        if (const int e = t->sticky_error(); e != MPI_SUCCESS) {
+            return e;
         }
     }
-    return false;
+    return MPI_SUCCESS;
+}
+
+void Collective::abort_all_locked(int code) noexcept
+{
+    fail(code);
+    const int err = error_.load(std::memory_order_acquire);
+    Engine& engine = Engine::instance();
+    for (const TransferPtr& t : all_) {
+        engine.abort_locked(*t, err);
+    }
+    pending_.store(0, std::memory_order_release);
 }
 
 bool Collective::advance_locked() noexcept
 {
-    if (pending_.load(std::memory_order_relaxed) == 0) {
+    if (error_.load(std::memory_order_acquire) == MPI_SUCCESS) {
+        if (const int e = transfer_error_locked(); e != MPI_SUCCESS) {
+            fail(e);
+        } else {
+            if (pending_.load(std::memory_order_relaxed) > 0) {
+                advance_steps_locked();
+            }
+            advance_check_locked();
+        }
+    }
+    if (const int e = error_.load(std::memory_order_acquire); e != MPI_SUCCESS) {
+        abort_all_locked(e);
         return true;
     }
-    if (transfer_failed_locked()) {
-        pending_.store(0, std::memory_order_release);
-        return true;
+    // Stays on the passes until its transfers are done: a peer's failure may still come.
+    return pending_.load(std::memory_order_relaxed) == 0 && all_transfers_done();
+}
+
+void Collective::advance_check_locked() noexcept
+{
+    if (!up_checked_) {
+        for (const TransferPtr& t : data_) {
+            if (t->pairing() != progress::Pairing::Paired) {
+                return;
+            }
+        }
+        for (const TransferPtr& t : check_up_recvs_) {
+            if (!t->arrived(0)) {
+                return;
+            }
+        }
+        up_checked_ = true;
+        if (check_up_send_ != nullptr) {
+            mark_locked(*check_up_send_, 0);
+        }
     }
+    if (!down_checked_ && (check_down_recv_ == nullptr || check_down_recv_->arrived(0))) {
+        down_checked_ = true;
+        for (const TransferPtr& t : check_down_sends_) {
+            mark_locked(*t, 0);
+        }
+    }
+}
+
+void Collective::advance_steps_locked() noexcept
+{
     bool all_before = true;  // every partition before p has moved all the way
     for (int p = cursor_; p < parts_; ++p) {
         const std::uint8_t s = state_[p].load(std::memory_order_acquire);
@@ -349,7 +612,6 @@ bool Collective::advance_locked() noexcept
         }
         all_before = all_before && done;
     }
-    return pending_.load(std::memory_order_relaxed) == 0;
 }
 
 void Collective::mark_locked(Transfer& t, int p) noexcept

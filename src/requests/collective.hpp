@@ -40,6 +40,14 @@ struct CollArgs {
     RequestOptions options{};
 };
 
+/// The number MPI_Op @p op has in the collectives' signature: 1.. for a predefined op, 0 for
+/// a user op (its handle means nothing on another process).
+int op_number(MPI_Op op) noexcept;
+/// MPI_SUCCESS when @p op may reduce @p type (the standard's table of predefined ops on
+/// predefined types; a derived type is checked on the named types it is built from; a user op
+/// takes any type), else MPI_ERR_OP's code.
+int check_op(MPI_Op op, MPI_Datatype type);
+
 class Collective final : public progress::Task, public std::enable_shared_from_this<Collective> {
    public:
     /// Builds this rank's schedule and its internal transfers (their Setups leave at once; no
@@ -48,6 +56,16 @@ class Collective final : public progress::Task, public std::enable_shared_from_t
     ~Collective() override;
     Collective(const Collective&) = delete;
     Collective& operator=(const Collective&) = delete;
+
+    /// The Transfer a request holds for this collective (Kind::Coll; never paired, its
+    /// endpoint's buf is this collective): the request layer's point-to-point fields stay
+    /// where they are.
+    std::shared_ptr<progress::Transfer> face() { return {shared_from_this(), face_.get()}; }
+    /// The collective whose face() @p t is.
+    static Collective& of(const progress::Transfer& t) noexcept
+    {
+        return *static_cast<Collective*>(t.endpoint().buf);
+    }
 
     int partitions() const noexcept { return parts_; }
     /// This rank marks partitions with MPI_Pready* (a bcast's root; every rank of a reduction).
@@ -70,7 +88,8 @@ class Collective final : public progress::Task, public std::enable_shared_from_t
     void flush_ready() noexcept;
     /// MPI_Parrived on an active request: partition @p p of the result is final in recvbuf.
     [[nodiscard]] int parrived(int p, int* flag) noexcept;
-    /// Every internal transfer's round and every forwarding step is done (or the round failed).
+    /// Every internal transfer's round is over (completed, or aborted when the round failed)
+    /// and every forwarding step is done (or the round failed).
     bool round_complete() const noexcept;
     /// The round's error; read after round_complete() returned true.
     int round_error() const noexcept;
@@ -91,8 +110,24 @@ class Collective final : public progress::Task, public std::enable_shared_from_t
     void build_tree(const CollArgs& a);
     void build_reduce(const CollArgs& a);
     void build_bcast(const CollArgs& a, int bcast_root, void* buf);
-    /// A new internal transfer of this rank to/from @p peer over @p buf.
-    TransferPtr add_transfer(Kind kind, const void* buf, int peer, int tag, const CollArgs& a);
+    /// A new internal transfer of this rank to/from @p peer over @p buf (@p parts partitions of
+    /// @p count elements).
+    TransferPtr add_transfer(Kind kind, const void* buf, int peer, int tag, const CollArgs& a,
+                             int parts, MPI_Count count);
+    TransferPtr add_transfer(Kind kind, const void* buf, int peer, int tag, const CollArgs& a)
+    {
+        return add_transfer(kind, buf, peer, tag, a, parts_, count_);
+    }
+    /// The first round's check: empty transfers both ways along the edges of the tree rooted
+    /// at rank 0, whatever the collective's root. Members that disagree (on the root, too)
+    /// pair there and fail; and the first round completes nowhere before rank 0 has heard,
+    /// up the tree, that every member's transfers paired, and told them so down the tree: a
+    /// mismatch anywhere fails the round on every member.
+    void build_checks(const CollArgs& a);
+    /// The first round's check step (engine lock held).
+    void advance_check_locked() noexcept;
+    /// The checks a derived datatype's partition copy needs (before the key is taken).
+    void size_scratch();
     /// The bytes of partition @p p in a buffer laid out like the user's.
     char* part(const void* buf, int p) const noexcept;
     /// Marks @p p on @p t (engine lock held): issues the queued work at once.
@@ -108,8 +143,15 @@ class Collective final : public progress::Task, public std::enable_shared_from_t
     void copy_part_locked(const char* src, char* dst) noexcept;
     void reduce_local(const char* in, char* inout) noexcept;
     void fail(int code) noexcept;
-    /// A transfer of this round failed: the round fails with its error (engine lock held).
-    bool transfer_failed_locked() noexcept;
+    /// The error of a failed internal transfer, or MPI_SUCCESS (engine lock held).
+    int transfer_error_locked() const noexcept;
+    /// The round failed with @p code: every internal transfer still running is aborted (its
+    /// posted receives cancelled, its peer told), so every member's round ends with an error
+    /// and no receive writes into the temporary buffers any more (engine lock held).
+    void abort_all_locked(int code) noexcept;
+    bool all_transfers_done() const noexcept;
+    /// Moves every partition whose inputs are there (engine lock held).
+    void advance_steps_locked() noexcept;
 
     const CollKind kind_;
     const int parts_;
@@ -125,6 +167,8 @@ class Collective final : public progress::Task, public std::enable_shared_from_t
     MPI_Aint true_extent_ = 0;
     bool dense_ = false;  ///< a partition is count * extent bytes without holes (memcpy)
     std::uint64_t key_ = 0;
+    CollSig sig_{};  ///< carried by every internal transfer's Setup
+    std::shared_ptr<progress::Transfer> face_;
     bool contributes_ = false;
     /// A leaf of the reduction tree: its own partitions go up from the Pready caller.
     bool direct_up_ = false;
@@ -134,17 +178,26 @@ class Collective final : public progress::Task, public std::enable_shared_from_t
     char* recv_ = nullptr;
     char* result_ = nullptr;  ///< where the reduction phase leaves partition p (before delivery)
 
-    TransferPtr down_recv_;                ///< bcast: from the parent, into recvbuf
-    std::vector<TransferPtr> down_sends_;  ///< bcast: to the children, from recvbuf
-    TransferPtr up_send_;                  ///< reduction: to the parent
-    std::vector<TransferPtr> up_recvs_;    ///< reduction: from the children, ascending ranks
-    TransferPtr relay_send_;               ///< reduce at rank 0 with another root
-    TransferPtr relay_recv_;               ///< reduce at a root other than rank 0
+    TransferPtr down_recv_;                    ///< bcast: from the parent, into recvbuf
+    std::vector<TransferPtr> down_sends_;      ///< bcast: to the children, from recvbuf
+    TransferPtr up_send_;                      ///< reduction: to the parent
+    std::vector<TransferPtr> up_recvs_;        ///< reduction: from the children, ascending ranks
+    TransferPtr relay_send_;                   ///< reduce at rank 0 with another root
+    TransferPtr relay_recv_;                   ///< reduce at a root other than rank 0
+    TransferPtr check_up_send_;                ///< first round: "my subtree paired", to the parent
+    std::vector<TransferPtr> check_up_recvs_;  ///< ... from the children
+    TransferPtr check_down_recv_;              ///< "every member paired", from the parent
+    std::vector<TransferPtr> check_down_sends_;  ///< ... to the children
+    std::vector<TransferPtr> data_;              ///< the transfers that carry partitions
+    bool started_once_ = false;
+    bool up_checked_ = false;    ///< engine lock: check_up_send_ marked (rank 0: down sent)
+    bool down_checked_ = false;  ///< engine lock: check_down_sends_ marked
     std::vector<TransferPtr> all_;
     /// Receive buffers of up_recvs_ (the last one also holds the combined result).
     std::vector<std::unique_ptr<char[]>> temps_;
     std::vector<char*> temp_bases_;
     std::vector<char> scratch_;  ///< pack/unpack of a non-dense partition copy
+    char check_byte_ = 0;        ///< the (empty) buffer of the bcast's check transfers
 
     std::unique_ptr<std::atomic<std::uint8_t>[]> state_;
     std::atomic<int> ready_count_{0};      ///< partitions marked by MPI_Pready this round

@@ -172,7 +172,7 @@ void Request::create_collective(const CollArgs& args, MPI_Request* handle)
     MPI_Request h = MPI_REQUEST_NULL;
     try {
         h = mint_handle();
-        auto req = std::make_unique<Request>(coll, h, args.comm);
+        auto req = std::make_unique<Request>(coll->face(), h);
         HandleRegistry::instance().insert(h, req.get());
         req.release();  // owned by the registry entry until MPI_Request_free
     } catch (...) {
@@ -186,42 +186,43 @@ void Request::create_collective(const CollArgs& args, MPI_Request* handle)
 }
 
 Request::Request(std::shared_ptr<Transfer> t, MPI_Request handle)
-    : t_(std::move(t)), handle_(handle), comm_(t_->endpoint().comm)
+    : t_(std::move(t)), handle_(handle)
 {
 }
 
-Request::Request(std::shared_ptr<Collective> c, MPI_Request handle, MPI_Comm comm)
-    : coll_(std::move(c)), handle_(handle), comm_(comm)
+int Request::pready_not_send(int lo, int hi, bool flush) noexcept
 {
-}
-
-int Request::coll_pready(int lo, int hi, bool flush) noexcept
-{
-    if (!coll_->contributes()) {
+    if (kind() != Kind::Coll || !coll().contributes()) {
         return error_code(ErrId::WrongKind);
     }
     if (!is_active()) {
         return error_code(ErrId::NotStarted);
     }
-    if (lo < 0 || lo > hi || hi >= coll_->partitions()) {
+    if (lo < 0 || lo > hi || hi >= coll().partitions()) {
         return error_code(ErrId::BadPartition);
     }
-    return coll_->pready(lo, hi, flush);
+    if (!Engine::instance().initialized()) {
+        return error_code(ErrId::NotInitialized);
+    }
+    return coll().pready(lo, hi, flush);
 }
 
-int Request::coll_parrived(int partition, int* flag) noexcept
+int Request::parrived_not_recv(int partition, int* flag) noexcept
 {
-    if (!coll_->receives()) {
+    if (kind() != Kind::Coll || !coll().receives()) {
         return error_code(ErrId::WrongKind);
     }
-    if (partition < 0 || partition >= coll_->partitions()) {
+    if (partition < 0 || partition >= coll().partitions()) {
         return error_code(ErrId::BadPartition);
+    }
+    if (!Engine::instance().initialized()) {
+        return error_code(ErrId::NotInitialized);
     }
     if (!is_active()) {
         *flag = 1;  // inactive: true, as for a point-to-point receive
         return MPI_SUCCESS;
     }
-    return coll_->parrived(partition, flag);
+    return coll().parrived(partition, flag);
 }
 
 Request::~Request() = default;
@@ -236,8 +237,8 @@ int Request::start()
         return error_code(ErrId::ActiveRequest);
     }
     try {
-        if (coll_) {
-            coll_->start();
+        if (kind() == Kind::Coll) {
+            coll().start();
         } else {
             engine.start(t_);
         }
@@ -253,9 +254,12 @@ int Request::start()
 
 void Request::flush_ready() noexcept
 {
-    if (coll_) {
-        coll_->flush_ready();
-    } else if (Engine::instance().thread_multiple()) {
+    if (!Engine::instance().thread_multiple()) {
+        return;
+    }
+    if (kind() == Kind::Coll) [[unlikely]] {
+        coll().flush_ready();
+    } else {
         issue_queued();
     }
 }
@@ -292,7 +296,7 @@ bool Request::peek(MPI_Status* status) noexcept
         // must see the round complete even while another thread is inside the engine. This
         // transfer only, mostly: one MPI test per poll, not one per active transfer. A
         // collective's pass is a full one (its transfers and its task).
-        if (coll_) {
+        if (kind() == Kind::Coll) {
             Engine::instance().progress(true);
         } else {
             Engine::instance().progress_for(*t_);
@@ -311,7 +315,7 @@ int Request::prepare() noexcept
         return error_code(ErrId::NotStarted);
     }
     Engine& engine = Engine::instance();
-    if (coll_ || kind() == Kind::Recv || t_->null_peer()) {
+    if (kind() != Kind::Send || t_->null_peer()) {
         engine.progress();  // the Ready for this round left at Start (or leaves at pairing)
         return MPI_SUCCESS;
     }
@@ -336,8 +340,8 @@ void Request::release()
         // After MPI_Finalize the engine released the backend already.
         throw Error(ErrId::NotInitialized, "MPI_Request_free after MPI_Finalize");
     }
-    if (coll_) {
-        coll_->release();
+    if (kind() == Kind::Coll) {
+        coll().release();
         return;
     }
     engine.remove(t_);
@@ -349,7 +353,7 @@ void Request::fill_status(MPI_Status* status) const noexcept
         return;
     }
     const int err = round_error();
-    if (coll_ || kind() == Kind::Send) {
+    if (kind() != Kind::Recv) {
         set_empty_status(status);
         status->MPI_ERROR = err;
         return;

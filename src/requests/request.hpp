@@ -46,23 +46,25 @@ class Request {
     /// are made and told to the engine. Throws Error / std::bad_alloc (nothing left behind).
     static void create_collective(const CollArgs& args, MPI_Request* handle);
 
+    /// @p t: the point-to-point transfer, or a collective's face (Collective::face).
     Request(std::shared_ptr<progress::Transfer> t, MPI_Request handle);
-    Request(std::shared_ptr<Collective> c, MPI_Request handle, MPI_Comm comm);
     ~Request();
     Request(const Request&) = delete;
     Request& operator=(const Request&) = delete;
 
-    /// Point-to-point requests only (a collective has no Transfer of its own).
+    /// Send, Recv, or Coll for a partitioned collective (whose endpoint gives its partitions,
+    /// communicator and datatype; see Collective::face).
     Kind kind() const { return t_->kind(); }
     const Endpoint& endpoint() const { return t_->endpoint(); }
-    MPI_Comm comm() const { return comm_; }
-    /// Partitions of the user's buffer (for a collective, of the result).
-    int partitions() const { return coll_ ? coll_->partitions() : t_->endpoint().partitions; }
+    MPI_Comm comm() const { return t_->endpoint().comm; }
     MPI_Request handle() const { return handle_; }
     State state() const { return state_.load(); }
     bool is_active() const { return state_.active(); }
     /// The backend in use (agreed with the peer once paired, else the one asked for).
-    BackendKind backend() const noexcept { return coll_ ? coll_->backend() : t_->backend_kind(); }
+    BackendKind backend() const noexcept
+    {
+        return kind() == Kind::Coll ? coll().backend() : t_->backend_kind();
+    }
     /// Active and its round is complete (a completion call would return now).
     bool done() const { return is_active() && round_complete(); }
 
@@ -105,18 +107,22 @@ class Request {
     void fill_status(MPI_Status* status) const noexcept;
     bool round_complete() const noexcept
     {
-        return coll_ ? coll_->round_complete() : t_->round_complete();
+        return kind() == Kind::Coll ? coll().round_complete() : t_->round_complete();
     }
-    int round_error() const noexcept { return coll_ ? coll_->round_error() : t_->round_error(); }
-    /// MPI_Pready* on a collective: only where this rank contributes.
-    [[gnu::cold]] int coll_pready(int lo, int hi, bool flush) noexcept;
-    /// MPI_Parrived on a collective: only where this rank gets a result.
-    [[gnu::cold]] int coll_parrived(int partition, int* flag) noexcept;
+    int round_error() const noexcept
+    {
+        return kind() == Kind::Coll ? coll().round_error() : t_->round_error();
+    }
+    Collective& coll() const noexcept { return Collective::of(*t_); }
+    /// MPI_Pready* on a request that is not a send: a collective's, where this rank
+    /// contributes; else WrongKind.
+    [[gnu::cold, gnu::noinline]] int pready_not_send(int lo, int hi, bool flush) noexcept;
+    /// MPI_Parrived on a request that is not a receive: a collective's, where this rank gets a
+    /// result; else WrongKind.
+    [[gnu::cold, gnu::noinline]] int parrived_not_recv(int partition, int* flag) noexcept;
 
-    std::shared_ptr<progress::Transfer> t_;  ///< point-to-point (null for a collective)
-    std::shared_ptr<Collective> coll_;       ///< a partitioned collective (else null)
+    std::shared_ptr<progress::Transfer> t_;
     MPI_Request handle_;
-    MPI_Comm comm_;
     StateMachine state_;
 };
 
@@ -141,11 +147,8 @@ class Request {
 
 [[gnu::always_inline]] inline int Request::pready(int partition, bool flush) noexcept
 {
-    if (coll_ != nullptr) [[unlikely]] {
-        return coll_pready(partition, partition, flush);
-    }
     if (const int rc = check_ready(partition, partition); rc != MPI_SUCCESS) {
-        return rc;
+        return kind() == Kind::Send ? rc : pready_not_send(partition, partition, flush);
     }
     const progress::Engine& engine = progress::Engine::instance();
     bool queued = false;
@@ -162,11 +165,8 @@ class Request {
 
 inline int Request::pready_range(int lo, int hi) noexcept
 {
-    if (coll_ != nullptr) [[unlikely]] {
-        return coll_pready(lo, hi, true);
-    }
     if (const int rc = check_ready(lo, hi); rc != MPI_SUCCESS) {
-        return rc;
+        return kind() == Kind::Send ? rc : pready_not_send(lo, hi, true);
     }
     const progress::Engine& engine = progress::Engine::instance();
     bool queued = false;
@@ -194,11 +194,8 @@ inline void Request::issue_queued() noexcept { requests::issue_queued(*t_); }
 
 [[gnu::always_inline]] inline int Request::parrived(int partition, int* flag) noexcept
 {
-    if (coll_ != nullptr) [[unlikely]] {
-        return coll_parrived(partition, flag);
-    }
     if (kind() != Kind::Recv) {
-        return error_code(ErrId::WrongKind);
+        return parrived_not_recv(partition, flag);
     }
     if (partition < 0 || partition >= endpoint().partitions) {
         return error_code(ErrId::BadPartition);
