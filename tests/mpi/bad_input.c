@@ -1191,7 +1191,7 @@ static void exit_inside_call(void)
     }
 }
 
-enum { AF_START, AF_PARRIVED, AF_PREADY, AF_FREE, AF_INIT, AF_TEST };
+enum { AF_START, AF_PARRIVED, AF_PREADY, AF_FREE, AF_INIT, AF_TEST, AF_PCOLL };
 
 /* A pair completes a round and is left allocated; after MPI_Finalize each call on it must
  * return an error (never success, never a crash). Returns the exit code. */
@@ -1249,6 +1249,37 @@ static int after_finalize(int what)
 
 /* ---- partitioned collectives ------------------------------------------------------------ */
 
+/* MPI_Pready and MPI_Parrived on an allreduce request (inactive: its round completed) after
+ * MPI_Finalize return an error class, as on point-to-point requests. */
+static int after_finalize_pcoll(void)
+{
+    int in[SPARTS] = {0};
+    int out[SPARTS] = {0};
+    MPI_Request r = MPI_REQUEST_NULL;
+    TU_MPI(MPIX_Pallreduce_init(in, out, SPARTS, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL,
+                                &r));
+    TU_MPI(MPI_Start(&r));
+    TU_MPI(MPI_Pready_range(0, SPARTS - 1, r));
+    TU_MPI(tu_wait(&r, MPI_STATUS_IGNORE, "the allreduce before MPI_Finalize"));
+    MPI_Comm_free(&ec);
+    g_phase = "MPI_Finalize with an allocated partitioned collective request";
+    int code = tu_finish();
+    g_phase = "the call after MPI_Finalize";
+    atexit(exit_inside_call);
+    int flag = 0;
+    const int parrived = MPI_Parrived(r, 0, &flag);
+    const int pready = MPI_Pready(0, r);
+    g_phase = "done";
+    if (parrived == MPI_SUCCESS || pready == MPI_SUCCESS) {
+        fprintf(stderr,
+                "[rank %d] case %s: after MPI_Finalize MPI_Parrived returned %d, "
+                "MPI_Pready %d (MPI_SUCCESS is 0)\n",
+                tu_rank, g_case, parrived, pready);
+        code = 1;
+    }
+    return code;
+}
+
 enum {
     PC_BCAST_ROOT_NEGATIVE,
     PC_BCAST_ROOT_SIZE,
@@ -1258,10 +1289,50 @@ enum {
     PC_BCAST_REQUEST_NULL,
     PC_ALLREDUCE_REQUEST_NULL,
     PC_REDUCE_OP_NULL,
+    PC_REDUCE_SUM_BYTE,
+    PC_ALLREDUCE_LAND_DOUBLE,
+    PC_ALLREDUCE_MAXLOC_INT,
+    PC_ALLREDUCE_REPLACE,
+    PC_ALLREDUCE_SUM_DERIVED_BYTES,
+    PC_REDUCE_IN_PLACE_NON_ROOT,
     PC_BCAST_PREADY_NON_ROOT,
     PC_BCAST_PARRIVED_ROOT,
     PC_REDUCE_PARRIVED_NON_ROOT,
 };
+
+/* The inits with an op the standard does not define on the datatype (MPI_ERR_OP), and
+ * MPI_IN_PLACE at a reduce's non-root (MPI_ERR_BUFFER: every rank names the next as root). */
+static int collective_op_init(int what, int size, int* data, int* out, MPI_Request* rp)
+{
+    double d[SPARTS] = {0};
+    double dout[SPARTS] = {0};
+    switch (what) {
+        case PC_REDUCE_SUM_BYTE:
+            return MPIX_Preduce_init(data, out, SPARTS, 1, MPI_BYTE, MPI_SUM, 0, ec, MPI_INFO_NULL,
+                                     rp);
+        case PC_ALLREDUCE_LAND_DOUBLE:
+            return MPIX_Pallreduce_init(d, dout, SPARTS, 1, MPI_DOUBLE, MPI_LAND, ec, MPI_INFO_NULL,
+                                        rp);
+        case PC_ALLREDUCE_MAXLOC_INT:
+            return MPIX_Pallreduce_init(data, out, SPARTS / 2, 1, MPI_INT, MPI_MAXLOC, ec,
+                                        MPI_INFO_NULL, rp);
+        case PC_ALLREDUCE_REPLACE:
+            return MPIX_Pallreduce_init(data, out, SPARTS, 1, MPI_INT, MPI_REPLACE, ec,
+                                        MPI_INFO_NULL, rp);
+        case PC_ALLREDUCE_SUM_DERIVED_BYTES: {
+            MPI_Datatype bytes;
+            MPI_Type_contiguous(4, MPI_BYTE, &bytes);
+            MPI_Type_commit(&bytes);
+            const int rc =
+                MPIX_Pallreduce_init(data, out, SPARTS, 1, bytes, MPI_SUM, ec, MPI_INFO_NULL, rp);
+            MPI_Type_free(&bytes);
+            return rc;
+        }
+        default: /* PC_REDUCE_IN_PLACE_NON_ROOT */
+            return MPIX_Preduce_init(MPI_IN_PLACE, out, SPARTS, 1, MPI_INT, MPI_SUM,
+                                     (tu_rank + 1) % size, ec, MPI_INFO_NULL, rp);
+    }
+}
 
 /* An init call that must fail with @p cls and leave the request handle alone. */
 static void collective_init_fails(int what, int cls)
@@ -1296,9 +1367,12 @@ static void collective_init_fails(int what, int cls)
             rc = MPIX_Pallreduce_init(data, out, SPARTS, 1, MPI_INT, MPI_SUM, ec, MPI_INFO_NULL,
                                       NULL);
             break;
-        default: /* PC_REDUCE_OP_NULL */
+        case PC_REDUCE_OP_NULL:
             rc = MPIX_Preduce_init(data, out, SPARTS, 1, MPI_INT, MPI_OP_NULL, 0, ec, MPI_INFO_NULL,
                                    rp);
+            break;
+        default:
+            rc = collective_op_init(what, size, data, out, rp);
             break;
     }
     EXPECT(rc, cls);
@@ -1358,12 +1432,58 @@ static void c_collective(int what)
         [PC_BCAST_REQUEST_NULL] = MPI_ERR_ARG,
         [PC_ALLREDUCE_REQUEST_NULL] = MPI_ERR_ARG,
         [PC_REDUCE_OP_NULL] = MPI_ERR_OP,
+        [PC_REDUCE_SUM_BYTE] = MPI_ERR_OP,
+        [PC_ALLREDUCE_LAND_DOUBLE] = MPI_ERR_OP,
+        [PC_ALLREDUCE_MAXLOC_INT] = MPI_ERR_OP,
+        [PC_ALLREDUCE_REPLACE] = MPI_ERR_OP,
+        [PC_ALLREDUCE_SUM_DERIVED_BYTES] = MPI_ERR_OP,
+        [PC_REDUCE_IN_PLACE_NON_ROOT] = MPI_ERR_BUFFER,
     };
-    if (what <= PC_REDUCE_OP_NULL) {
+    if (what <= PC_REDUCE_IN_PLACE_NON_ROOT) {
         collective_init_fails(what, init_class[what]);
     } else {
         collective_wrong_role(what);
     }
+}
+
+/* The partitioned-collective cases: CTest runs them all in one launch (pcoll_all, each
+ * case named in its messages); each also runs alone by its name. Designated initializers keep
+ * them out of CTest's one-entry-per-case list. */
+typedef struct {
+    const char* name;
+    int what;
+} CollCase;
+
+static const CollCase coll_cases[] = {
+    {.name = "pbcast_root_negative", .what = PC_BCAST_ROOT_NEGATIVE},
+    {.name = "pbcast_root_comm_size", .what = PC_BCAST_ROOT_SIZE},
+    {.name = "preduce_root_comm_size", .what = PC_REDUCE_ROOT_SIZE},
+    {.name = "pbcast_partitions_zero", .what = PC_BCAST_PARTITIONS_ZERO},
+    {.name = "pallreduce_partitions_negative", .what = PC_ALLREDUCE_PARTITIONS_NEGATIVE},
+    {.name = "pbcast_request_null_pointer", .what = PC_BCAST_REQUEST_NULL},
+    {.name = "pallreduce_request_null_pointer", .what = PC_ALLREDUCE_REQUEST_NULL},
+    {.name = "preduce_op_null", .what = PC_REDUCE_OP_NULL},
+    {.name = "preduce_sum_byte", .what = PC_REDUCE_SUM_BYTE},
+    {.name = "pallreduce_land_double", .what = PC_ALLREDUCE_LAND_DOUBLE},
+    {.name = "pallreduce_maxloc_int", .what = PC_ALLREDUCE_MAXLOC_INT},
+    {.name = "pallreduce_replace", .what = PC_ALLREDUCE_REPLACE},
+    {.name = "pallreduce_sum_derived_bytes", .what = PC_ALLREDUCE_SUM_DERIVED_BYTES},
+    {.name = "preduce_in_place_non_root", .what = PC_REDUCE_IN_PLACE_NON_ROOT},
+    {.name = "pbcast_pready_non_root", .what = PC_BCAST_PREADY_NON_ROOT},
+    {.name = "pbcast_parrived_root", .what = PC_BCAST_PARRIVED_ROOT},
+    {.name = "preduce_parrived_non_root", .what = PC_REDUCE_PARRIVED_NON_ROOT},
+};
+
+/* Every collective case in turn, on the same communicator. */
+static void c_collective_all(int unused)
+{
+    (void)unused;
+    const char* all = g_case;
+    for (size_t i = 0; i < sizeof coll_cases / sizeof coll_cases[0]; ++i) {
+        g_case = coll_cases[i].name;
+        c_collective(coll_cases[i].what);
+    }
+    g_case = all;
 }
 
 /* ---- the case table --------------------------------------------------------------------- */
@@ -1434,17 +1554,7 @@ static const Case cases[] = {
     {"bottom_struct_absolute", c_bottom, 0},
     {"bottom_struct_absolute_holes", c_bottom, 1},
     {"huge_partitions_count0_recv", c_huge, 0},
-    {"pbcast_root_negative", c_collective, PC_BCAST_ROOT_NEGATIVE},
-    {"pbcast_root_comm_size", c_collective, PC_BCAST_ROOT_SIZE},
-    {"preduce_root_comm_size", c_collective, PC_REDUCE_ROOT_SIZE},
-    {"pbcast_partitions_zero", c_collective, PC_BCAST_PARTITIONS_ZERO},
-    {"pallreduce_partitions_negative", c_collective, PC_ALLREDUCE_PARTITIONS_NEGATIVE},
-    {"pbcast_request_null_pointer", c_collective, PC_BCAST_REQUEST_NULL},
-    {"pallreduce_request_null_pointer", c_collective, PC_ALLREDUCE_REQUEST_NULL},
-    {"preduce_op_null", c_collective, PC_REDUCE_OP_NULL},
-    {"pbcast_pready_non_root", c_collective, PC_BCAST_PREADY_NON_ROOT},
-    {"pbcast_parrived_root", c_collective, PC_BCAST_PARRIVED_ROOT},
-    {"preduce_parrived_non_root", c_collective, PC_REDUCE_PARRIVED_NON_ROOT},
+    {"pcoll_all", c_collective_all, 0},
 };
 
 typedef struct {
@@ -1456,6 +1566,7 @@ static const FinalizeCase finalize_cases[] = {
     {"after_finalize_start", AF_START},     {"after_finalize_parrived", AF_PARRIVED},
     {"after_finalize_pready", AF_PREADY},   {"after_finalize_request_free", AF_FREE},
     {"after_finalize_psend_init", AF_INIT}, {"after_finalize_test", AF_TEST},
+    {"after_finalize_pcoll", AF_PCOLL},
 };
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
@@ -1485,10 +1596,13 @@ static int run_named(const char* name, int* code)
         run_parrived_case(e);
     } else if ((e = FIND(array_cases, name))) {
         run_array_case(e);
+    } else if ((e = FIND(coll_cases, name))) {
+        c_collective(((const CollCase*)e)->what);
     } else if ((e = FIND(cases, name))) {
         ((const Case*)e)->run(((const Case*)e)->arg);
     } else if ((e = FIND(finalize_cases, name))) {
-        *code = after_finalize(((const FinalizeCase*)e)->what);
+        const int what = ((const FinalizeCase*)e)->what;
+        *code = what == AF_PCOLL ? after_finalize_pcoll() : after_finalize(what);
         return 2;
     } else {
         return 0;

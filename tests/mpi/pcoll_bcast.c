@@ -4,11 +4,12 @@
  * threads (MPI_Pready, _range, _list in turn); every other rank polls MPI_Parrived and checks
  * each partition element by element, when it is first reported, against MPI_Bcast of the same
  * input, and the whole buffer again after MPI_Waitall.
- * Arguments: <partitions> <ints per partition> <threads at the root>. */
+ * A case of pcoll.c, arguments: <partitions> <ints per partition> <threads at the root>. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pcoll.h"
 #include "testutil.h"
 
 #define ROUNDS 3
@@ -88,9 +89,8 @@ static void poll_and_check(MPI_Request req, const int* buf, const int* ref, int 
     free(seen);
 }
 
-int main(int argc, char** argv)
+void pcoll_bcast_case(int argc, char** argv, int level)
 {
-    const int level = tu_init(&argc, &argv, MPI_THREAD_SINGLE, 0);
     const int parts = tu_arg_int(argc, argv, 1, 8);
     const long count = tu_arg_int(argc, argv, 2, 100);
     int nthreads = tu_arg_int(argc, argv, 3, 1);
@@ -150,5 +150,4 @@ int main(int argc, char** argv)
     free(buf);
     free(ref);
     free(reqs);
-    return tu_finish();
 }

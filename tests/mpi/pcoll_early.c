@@ -5,10 +5,11 @@
  * that it saw partition 0 arrive with the right data; only then does it mark the last one. A
  * receiver that never sees it fails the test after TU_WAIT_TIMEOUT_S instead of hanging (and
  * reports anyway, so rank 0 goes on).
- * Arguments: bcast|reduce|allreduce <partitions> <ints per partition>. */
+ * A case of pcoll.c, arguments: bcast|reduce|allreduce <partitions> <ints per partition>. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "pcoll.h"
 #include "testutil.h"
 
 #define SIGNAL_TAG 77
@@ -68,9 +69,9 @@ static void await_reports(MPI_Request req, const char* mode, int root)
     free(got);
 }
 
-int main(int argc, char** argv)
+void pcoll_early_case(int argc, char** argv, int level)
 {
-    tu_init(&argc, &argv, MPI_THREAD_SINGLE, 0);
+    (void)level;
     const char* mode = argc > 1 ? argv[1] : "allreduce";
     const int parts = tu_arg_int(argc, argv, 2, 4);
     const long count = tu_arg_int(argc, argv, 3, 1000);
@@ -129,5 +130,4 @@ int main(int argc, char** argv)
     free(send);
     free(buf);
     free(ref);
-    return tu_finish();
 }

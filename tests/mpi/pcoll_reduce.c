@@ -5,11 +5,13 @@
  * (restarts), partitions marked by several threads. Every partition is checked element by
  * element against MPI_Reduce / MPI_Allreduce of the same input when MPI_Parrived first reports
  * it, and the whole result again after MPI_Waitall.
- * Arguments: reduce|allreduce <partitions> <elements per partition> <threads>. */
+ * A case of pcoll.c, arguments: reduce|allreduce <partitions> <elements per partition> <threads>.
+ */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pcoll.h"
 #include "testutil.h"
 
 #define ROUNDS 3
@@ -186,9 +188,8 @@ static void run(int allreduce, int c, int in_place, int parts, long count, int n
     free(reqs);
 }
 
-int main(int argc, char** argv)
+void pcoll_reduce_case(int argc, char** argv, int level)
 {
-    const int level = tu_init(&argc, &argv, MPI_THREAD_SINGLE, 0);
     const int allreduce = argc > 1 && strcmp(argv[1], "allreduce") == 0;
     const int parts = tu_arg_int(argc, argv, 2, 8);
     const long count = tu_arg_int(argc, argv, 3, 100);
@@ -206,5 +207,4 @@ int main(int argc, char** argv)
     }
     MPI_Op_free(&g_compose);
     MPI_Type_free(&g_pair);
-    return tu_finish();
 }
