@@ -22,8 +22,8 @@ namespace mpipcl {
 enum class Kind : std::uint8_t { Send, Recv, Coll };
 
 /// What the members of a partitioned collective must agree on. Every internal transfer of a
-/// collective carries it in its Setup; pairing fails on a difference (kind < 0: not part of a
-/// collective, nothing compared).
+/// collective carries it (Transfer::coll) in its Setup; pairing fails on a difference (kind < 0:
+/// not part of a collective, nothing compared).
 struct CollSig {
     std::int32_t kind = -1;  ///< CollKind, -1 for point-to-point
     std::int32_t root = 0;
@@ -52,7 +52,6 @@ struct Endpoint {
     /// The datatype is dense: its elements lie back to back in type-signature order from the
     /// buffer's start (lower bound 0, extent == size), so a memcpy moves a partition.
     bool dense = false;
-    CollSig coll{};                  ///< the collective this transfer belongs to, if any
 
     std::int64_t part_bytes() const { return static_cast<std::int64_t>(count) * elem_bytes; }
     std::int64_t total_bytes() const { return part_bytes() * partitions; }

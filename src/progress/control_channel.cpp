@@ -54,13 +54,12 @@ CtrlMsg setup_msg(const Endpoint& ep, std::uint64_t send_id, const Offer& offer)
     m.messages = offer.messages;
     m.flags = ep.dense ? kFlagSendDense : 0;
     std::copy(std::begin(offer.extra), std::end(offer.extra), std::begin(m.extra));
-    m.coll = ep.coll;
     return m;
 }
 
-int collective_mismatch(const Endpoint& local, const CtrlMsg& setup)
+int collective_mismatch(const CollSig& local, const CtrlMsg& setup)
 {
-    const CollSig& a = local.coll;
+    const CollSig& a = local;
     const CollSig& b = setup.coll;
     if (a.kind != b.kind || a.partitions != b.partitions) {
         return error_code(ErrId::CollMismatch);

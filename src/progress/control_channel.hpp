@@ -37,10 +37,10 @@ int msg_error(const CtrlMsg& msg);
 /// receiver) or Reply (on the sender) @p peer: both sides' sizes, and the peer's message
 /// count, backend, data tags and backend data.
 Agreement agreement_of(const Endpoint& local, const CtrlMsg& peer);
-/// A receive's collective signature against its sender's Setup: MPI_SUCCESS when they agree
-/// (also for point-to-point, where both are empty), else the error class of the first
+/// A receive's collective signature (Transfer::coll) against its sender's Setup: MPI_SUCCESS when
+/// they agree (also for point-to-point, where both are empty), else the error class of the first
 /// difference (kind or partitions, root, op, size).
-int collective_mismatch(const Endpoint& local, const CtrlMsg& setup);
+int collective_mismatch(const CollSig& local, const CtrlMsg& setup);
 
 /// Control traffic of this process. Every method runs with the engine lock held.
 class ControlChannel {

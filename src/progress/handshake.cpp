@@ -37,7 +37,9 @@ void Handshake::add(const TransferPtr& t)
     pending_pairs_.fetch_add(1, std::memory_order_relaxed);
     if (t->kind() == Kind::Send) {
         sends_[t->id()] = t;
-        ctrl_.send(ep.peer_world, setup_msg(ep, t->id(), backends::offer(ep, t->options())));
+        CtrlMsg setup = setup_msg(ep, t->id(), backends::offer(ep, t->options()));
+        setup.coll = t->coll();
+        ctrl_.send(ep.peer_world, setup);
     } else {
         match_or_queue(t, false);
     }
@@ -169,7 +171,7 @@ void Handshake::pair_recv(const TransferPtr& recv, const Setup& setup)
     // A receive that failed before pairing (its collective failed) refuses with its error;
     // members of a collective that disagree refuse with the difference.
     int err = recv->pairing() == Pairing::Failed ? recv->sticky_error()
-                                                 : collective_mismatch(recv->endpoint(), setup.msg);
+                                                 : collective_mismatch(recv->coll(), setup.msg);
     if (err == MPI_SUCCESS) {
         err = build_recv(*recv, a, setup.msg.send_id, &reply);
     }

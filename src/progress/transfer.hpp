@@ -154,6 +154,11 @@ class Transfer {
     /// it to answer the peer's Setup or Reply with the error (no backend, never writes).
     bool orphan() const { return orphan_; }
     void set_orphan() { orphan_ = true; }
+    /// The collective this transfer belongs to (kind -1: none), compared at pairing. Set
+    /// before the engine is told of the transfer; kept out of the fields Pready and Parrived
+    /// read.
+    const CollSig& coll() const { return coll_; }
+    void set_coll(const CollSig& sig) { coll_ = sig; }
 
    private:
     friend class ActiveList;  // keeps in_active_list_
@@ -196,6 +201,7 @@ class Transfer {
     bool in_active_list_ = false;
     int abort_owed_ = MPI_SUCCESS;
     bool orphan_ = false;
+    CollSig coll_{};
 };
 
 /// The running transfers a full pass advances. Engine lock held, except count().

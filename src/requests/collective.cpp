@@ -362,9 +362,9 @@ Collective::TransferPtr Collective::add_transfer(Kind kind, const void* buf, int
         args.options.backend = BackendKind::Persistent;  // nothing to put: no window needed
     }
     // The collective owns the datatype handle: the transfers borrow it.
-    Endpoint ep = make_endpoint(args, key_);
-    ep.coll = sig_;
-    auto t = std::make_shared<Transfer>(ep, args.options, Engine::instance().next_id(), false);
+    auto t = std::make_shared<Transfer>(make_endpoint(args, key_), args.options,
+                                        Engine::instance().next_id(), false);
+    t->set_coll(sig_);
     all_.push_back(t);
     Engine::instance().add(t);
     return t;
