@@ -75,6 +75,7 @@ void Engine::finalize()
     tasks_.clear();
     tasks_count_.store(0, std::memory_order_relaxed);
     handshake_.finalize();
+    kept_.clear();  // after the backends: their windows no longer reach this memory
     backends::finalize();
     PMPI_Comm_free(&comm_);
     comm_info_finalize();
@@ -130,6 +131,12 @@ void Engine::start_task(const std::shared_ptr<Task>& task)
         start_thread_locked();
     }
     wake();
+}
+
+void Engine::keep_until_finalize(const std::shared_ptr<Task>& task)
+{
+    std::lock_guard<std::mutex> lk(mu_);
+    kept_.push_back(task);
 }
 
 void Engine::remove_task(const Task& task)

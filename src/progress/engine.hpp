@@ -59,6 +59,9 @@ class Engine final : private ProgressThread::Work {
     void start_task(const std::shared_ptr<Task>& task);
     /// MPI_Request_free of the task's owner: no pass advances it any more.
     void remove_task(const Task& task);
+    /// Keeps @p task (and what it owns) alive until MPI_Finalize, after the backends are
+    /// released: memory a peer may still write into after a failed round.
+    void keep_until_finalize(const std::shared_ptr<Task>& task);
     /// Engine lock held (a task's pass): fails @p t's pair with @p code as a backend failure
     /// does, telling the peer (at once if paired, else when it answers).
     void abort_locked(Transfer& t, int code) { handshake_.abort(t, code); }
@@ -157,6 +160,7 @@ class Engine final : private ProgressThread::Work {
     ActiveList active_;
     /// Running tasks; tasks_count_ mirrors tasks_.size() for lock-free readers (has_work).
     std::vector<std::shared_ptr<Task>> tasks_;
+    std::vector<std::shared_ptr<Task>> kept_;  ///< keep_until_finalize
     std::atomic<int> tasks_count_{0};
     TagAllocator tags_;
     Handshake handshake_{ctrl_, active_, tags_};

@@ -517,8 +517,21 @@ void Collective::release()
 {
     Engine& engine = Engine::instance();
     engine.remove_task(*this);
+    const bool failed = error_.load(std::memory_order_acquire) != MPI_SUCCESS;
+    bool keep = false;
     for (const TransferPtr& t : all_) {
+        // A receive aborted while paired may still be written by its sender (an RMA Put
+        // issued before the sender heard of the abort): its backend (window attachment, flag
+        // slots) and this collective's temporary buffers stay until MPI_Finalize.
+        if (failed && t->kind() == Kind::Recv && t->pairing() == progress::Pairing::Failed &&
+            t->peer_id() != 0 && t->backend() != nullptr) {
+            keep = true;
+            continue;
+        }
         engine.remove(t);
+    }
+    if (keep) {
+        engine.keep_until_finalize(shared_from_this());
     }
 }
 
