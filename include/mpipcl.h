@@ -208,7 +208,9 @@ MPIPCL_API int MPIX_Pbuf_prepareall(int count, MPI_Request requests[]);
  * @param [out] request    the new request (inactive)
  * @return MPI_SUCCESS; MPI_ERR_ARG (partitions <= 0, NULL request), MPI_ERR_ROOT (root out
  *         of range), MPI_ERR_COUNT, MPI_ERR_TYPE, MPI_ERR_COMM (null or intercommunicator).
- *         MPI_Pready* on a non-root and MPI_Parrived on the root: MPI_ERR_REQUEST.
+ *         MPI_Pready* on a non-root and MPI_Parrived on the root: MPI_ERR_REQUEST. Ranks
+ *         that disagree on partitions, count, datatype size or root: every rank's round
+ *         fails (MPI_ERR_ARG, MPI_ERR_TRUNCATE / MPI_ERR_COUNT, MPI_ERR_ROOT).
  * Thread safety: any thread; MPI_Pready* on the request from many threads at once.
  */
 MPIPCL_API int MPIX_Pbcast_init(void* buffer, int partitions, MPI_Count count,
@@ -233,8 +235,10 @@ MPIPCL_API int MPIX_Pbcast_init(void* buffer, int partitions, MPI_Count count,
  * @param [in] comm        intracommunicator
  * @param [in] info        MPI_INFO_NULL or info with "mpipcl_*" keys
  * @param [out] request    the new request (inactive)
- * @return as MPIX_Pbcast_init; MPI_ERR_OP for MPI_OP_NULL. MPI_Parrived on a rank other
- *         than the root: MPI_ERR_REQUEST.
+ * @return as MPIX_Pbcast_init; MPI_ERR_OP for MPI_OP_NULL and for a predefined op the
+ *         standard does not define on @p datatype; MPI_ERR_BUFFER for MPI_IN_PLACE at a
+ *         non-root. MPI_Parrived on a rank other than the root: MPI_ERR_REQUEST. Ranks that
+ *         disagree on a predefined op: every rank's round fails with MPI_ERR_OP.
  * Thread safety: as MPIX_Pbcast_init.
  */
 MPIPCL_API int MPIX_Preduce_init(const void* sendbuf, void* recvbuf, int partitions,
