@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "collective.hpp"
 #include "mpi_util.hpp"
 #include "options.hpp"
 #include "report.hpp"
@@ -34,6 +35,14 @@ int startup_check(const ParsedOptions& parsed, int rank, int size, int provided)
     std::string problem;
     if (!parsed.error.empty()) {
         problem = parsed.error + " (see --help)";
+    } else if (parsed.options.collective != CollectiveKind::none) {
+        problem = collective_usage_error(parsed.options);
+        if (problem.empty() && size < 2) {
+            problem = "--collective needs at least 2 ranks, got " + std::to_string(size);
+        }
+        if (!problem.empty()) {
+            problem += " (see --help)";
+        }
     } else if (size != 2) {
         problem =
             "needs exactly 2 ranks (rank 0 sends, rank 1 receives), got " + std::to_string(size);
@@ -104,6 +113,29 @@ void write_tuning(std::FILE* file, const Options& options, const RunInfo& info,
     std::fprintf(stdout, "#\n# tuning file %s:\n%s", options.tune.c_str(), text.c_str());
 }
 
+/// --collective: measures, prints the table and writes the CSV (rank 0). Collective.
+int run_collective(const Options& options, RunInfo& info, MPI_Comm comm, int rank, int size,
+                   std::FILE* csv)
+{
+    const std::vector<Mode> modes = collective_modes(options, info);
+    long verify_errors = 0;
+    const std::vector<CollectivePoint> points =
+        measure_collective(options, modes, comm, &verify_errors);
+    long all_errors = 0;
+    check(MPI_Allreduce(&verify_errors, &all_errors, 1, MPI_LONG, MPI_SUM, comm), "MPI_Allreduce");
+    if (rank == 0) {
+        print_collective_table(stdout, options, info, size, points);
+        if (csv != nullptr) {
+            write_collective_csv(csv, options, info, size, points);
+            std::fclose(csv);
+        }
+        if (all_errors > 0) {
+            std::fprintf(stderr, "mpipcl-bench: %ld wrong result elements\n", all_errors);
+        }
+    }
+    return all_errors > 0 ? kExitVerifyFailed : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -142,6 +174,12 @@ int main(int argc, char** argv)
     RunInfo info;
     info.mpi_library = mpi_library_version();
     info.mpipcl_version = MPIPCL_VERSION;
+    if (options.collective != CollectiveKind::none) {
+        const int code = run_collective(options, info, comm, rank, size, csv);
+        MPI_Comm_free(&comm);
+        MPI_Finalize();
+        return code;
+    }
     const std::vector<Mode> modes = select_modes(options, comm, rank, info);
 
     long verify_errors = 0;

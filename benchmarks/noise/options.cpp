@@ -265,6 +265,24 @@ std::unique_ptr<CLI::App> make_app(Options& o)
     option(
         "--plot", [&o](const std::string& v) { o.plot = v; }, "FILE.png",
         "plot perceived bandwidth against size with gnuplot", "");
+    option(
+        "--collective",
+        [&o](const std::string& v) {
+            if (v == "bcast") {
+                o.collective = CollectiveKind::bcast;
+            } else if (v == "reduce") {
+                o.collective = CollectiveKind::reduce;
+            } else if (v == "allreduce") {
+                o.collective = CollectiveKind::allreduce;
+            } else {
+                throw UsageError("--collective: unknown collective '" + v +
+                                 "' (valid: bcast, reduce, allreduce)");
+            }
+        },
+        "OP",
+        "measure a partitioned collective over all ranks (bcast, reduce, allreduce) against "
+        "one collective after the join (single) and one per partition (multi)",
+        "");
     app->add_flag("--verify", o.verify,
                   "check every received byte every iteration (exit 1 on a mismatch)");
     option(

@@ -29,6 +29,14 @@ enum class Side {
     pipeline,
 };
 
+/// --collective: which collective the run measures (none: the point-to-point sides).
+enum class CollectiveKind {
+    none,
+    bcast,
+    reduce,
+    allreduce,
+};
+
 /// Every side, in the order the driver runs and reports them.
 inline constexpr Side kAllSides[] = {Side::send, Side::recv, Side::pipeline};
 
@@ -64,6 +72,9 @@ struct Options {
     /// unless given) and write the tuning file of mpipcl_backend=auto to FILE (tune.hpp). Not
     /// "--tune": Open MPI's mpirun takes that flag from anywhere on its command line.
     std::string tune;
+    /// --collective: measure this collective over every rank instead of the point-to-point
+    /// sides (collective.hpp).
+    CollectiveKind collective = CollectiveKind::none;
     bool sides_given = false;
     bool repeats_given = false;
     bool help = false;

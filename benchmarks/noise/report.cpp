@@ -43,18 +43,6 @@ std::string csv_number(double value)
     return text;
 }
 
-std::string csv_quoted(const std::string& text)
-{
-    std::string out = "\"";
-    for (const char c : text) {
-        out += c;
-        if (c == '"') {
-            out += '"';
-        }
-    }
-    return out + "\"";
-}
-
 /// A string inside single quotes in gnuplot, where '' stands for one quote.
 std::string gp_quoted(const std::string& text)
 {
@@ -275,6 +263,18 @@ void print_pipeline_table(std::FILE* out, const Options& options,
 }
 
 }  // namespace
+
+std::string csv_quoted(const std::string& text)
+{
+    std::string out = "\"";
+    for (const char c : text) {
+        out += c;
+        if (c == '"') {
+            out += '"';
+        }
+    }
+    return out + "\"";
+}
 
 Metrics derive(const PointResult& point, const Options& options)
 {

@@ -20,6 +20,9 @@ struct RunInfo {
     std::vector<std::pair<Mode, std::string>> skipped;  ///< requested but unsupported, with why
 };
 
+/// @p text as one CSV field: in double quotes, inner quotes doubled.
+[[nodiscard]] std::string csv_quoted(const std::string& text);
+
 /// The figures reported for one point (times in microseconds, bandwidths in MiB/s).
 struct Metrics {
     Stats perceived_us;
