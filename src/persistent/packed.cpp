@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "common/assert.hpp"
+#include "common/config.hpp"
 #include "common/error.hpp"
 #include "common/partition_map.hpp"
 #include "persistent/backend.hpp"
@@ -59,6 +60,7 @@ bool packs(const Endpoint& ep, const Agreement& a) noexcept
 
 PackedBackend::PackedBackend(const Endpoint& ep, const Agreement& a, MPI_Comm comm)
     : send_(ep.kind == Kind::Send),
+      max_in_flight_(config().progress_thread ? kMaxInFlight : INT_MAX),
       partitions_(a.send_partitions),
       part_(a.send_part_bytes),
       total_(a.send_part_bytes * a.send_partitions),
@@ -143,11 +145,11 @@ void PackedBackend::start(std::uint64_t /*round*/)
 
 void PackedBackend::flush() noexcept
 {
-    // A burst coalesces: while kMaxInFlight sends are in flight, ready partitions wait in
+    // A burst coalesces: while max_in_flight_ sends are in flight, ready partitions wait in
     // ready_ for reap() to see one complete, unless the round's last partition is ready.
     // sync: seq_cst loads after the caller's push, against reap()'s decrement then its
     // flush(): one of the two sees the other (Dekker), so nothing waits for a later pass.
-    if (in_flight_.load() >= kMaxInFlight && ready_.pushed() < partitions_) {
+    if (in_flight_.load() >= max_in_flight_ && ready_.pushed() < partitions_) {
         return;
     }
     int h = -1;
@@ -191,6 +193,8 @@ void PackedBackend::send_list(int head) noexcept
     const int rc =
         PMPI_Isend(region, static_cast<int>(bytes), MPI_BYTE, peer_, tag_, comm_, &reqs_[k]);
     if (rc != MPI_SUCCESS) {
+        reqs_[k] = MPI_REQUEST_NULL;  // nothing to test; progress() reports the error
+        in_flight_.fetch_sub(1);
         flush_error_.store(rc, std::memory_order_relaxed);
     }
     // sync: release publishes reqs_[k] to the engine's reap (acquire).
@@ -225,11 +229,11 @@ bool PackedBackend::arrived(int p) const noexcept
 bool PackedBackend::progress()
 {
     if (send_) {
-        reap();
-        flush();
         if (const int rc = flush_error_.load(std::memory_order_relaxed); rc != MPI_SUCCESS) {
             throw Error(rc, "sending an internal packed message failed");
         }
+        reap();
+        flush();
         // sync: acquire pairs with send_list's releases; sent_parts_ first, so a full count
         // means issued_ below is final.
         const int parts = sent_parts_.load(std::memory_order_acquire);

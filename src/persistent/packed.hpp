@@ -41,7 +41,9 @@ class PackedBackend final : public Backend {
    private:
     /// At most this many messages in flight (sent, not yet seen complete by the engine)
     /// before ready partitions wait in ready_ to leave together in a later message, unless
-    /// the round's last partition is ready.
+    /// the round's last partition is ready. Only while the progress thread runs: it is the
+    /// one pass that surely comes (an application thread may block in MPI calls mpipcl does
+    /// not wrap), so without it every drain sends what is queued.
     static constexpr int kMaxInFlight = 4;
 
     /// Sends the partitions of the list from @p head (ReadyQueue links) as one message.
@@ -52,6 +54,7 @@ class PackedBackend final : public Backend {
     void unpack(const MPI_Status& status);
 
     const bool send_;
+    const int max_in_flight_;    ///< kMaxInFlight with the progress thread, else no limit
     const int partitions_;       ///< send partitions
     const std::int64_t part_;    ///< bytes per send partition
     const std::int64_t total_;   ///< bytes per round

@@ -162,6 +162,16 @@ int main(int argc, char** argv)
         TU_MPI(MPI_Precv_init(buf, rparts, rb / elem, type, 0, TAG, MPI_COMM_WORLD, MPI_INFO_NULL,
                               &req));
     }
+    /* Without a progress thread the sender pairs only in its own passes (Start, Wait), and
+     * await_token makes none: one plain round first, so the checked rounds are paired. */
+    const char* thread_env = getenv("MPIPCL_PROGRESS_THREAD");
+    if (thread_env != NULL && strcmp(thread_env, "0") == 0) {
+        TU_MPI(MPI_Start(&req));
+        if (tu_rank == 0) {
+            TU_MPI(MPI_Pready_range(0, sparts - 1, req));
+        }
+        TU_MPI(tu_wait(&req, MPI_STATUS_IGNORE, "pairing round"));
+    }
     for (int round = 0; round < ROUNDS; ++round) {
         int token = round;
         if (tu_rank == 0) {
