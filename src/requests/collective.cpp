@@ -360,6 +360,11 @@ Collective::TransferPtr Collective::add_transfer(Kind kind, const void* buf, int
     args.options = a.options;
     if (count == 0) {
         args.options.backend = BackendKind::Persistent;  // nothing to put: no window needed
+    } else if (args.options.messages == 0) {
+        // One internal message per partition unless the user asked otherwise: each partition
+        // moves on at once, and MPI itself reads the buffer (the packed layout would copy it
+        // in the Pready thread while this rank's other transfers write it).
+        args.options.messages = parts;
     }
     // The collective owns the datatype handle: the transfers borrow it.
     auto t = std::make_shared<Transfer>(make_endpoint(args, key_), args.options,
