@@ -3,10 +3,12 @@
 #include "rma/backend.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <numeric>
 
+#include "common/backoff.hpp"
 #include "common/config.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
@@ -24,6 +26,41 @@ constexpr std::size_t kDescHeader = 2;
 constexpr std::int64_t kMaxPiece = std::int64_t{1} << 30;
 /// A drain flushes and flags its units in groups of at least this many bytes.
 constexpr std::int64_t kFlagGroupBytes = std::int64_t{1} << 20;
+
+/// How long a Put or Get that fails with MPI_ERR_RMA_RANGE is retried (see retry_range).
+constexpr std::chrono::milliseconds kRangeRetry{200};
+
+/// Runs @p op (one PMPI_Put or PMPI_Get) and retries it while it fails with MPI_ERR_RMA_RANGE,
+/// with a back-off, for up to kRangeRetry. Open MPI 5's osc rdma looks a target's dynamic
+/// regions up in the target's shared-memory table without taking the table's lock, so while
+/// the target attaches or detaches another buffer (it shifts the table), a Put to a buffer
+/// attached long before can fail with MPI_ERR_RMA_RANGE
+/// (tests/platform/osc_attach_churn.c). Such a call fails before it moves a byte, so calling
+/// it again is safe; a range error that outlasts the retries is returned.
+template <class Op>
+int retry_range(Op&& op) noexcept
+{
+    int rc = op();
+    int cls = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS || PMPI_Error_class(rc, &cls) != MPI_SUCCESS ||
+        cls != MPI_ERR_RMA_RANGE) {
+        return rc;
+    }
+    Backoff backoff(10, 1000);
+    const auto deadline = std::chrono::steady_clock::now() + kRangeRetry;
+    int retries = 0;
+    while (cls == MPI_ERR_RMA_RANGE && std::chrono::steady_clock::now() < deadline) {
+        backoff.pause();
+        ++retries;
+        rc = op();
+        if (rc == MPI_SUCCESS || PMPI_Error_class(rc, &cls) != MPI_SUCCESS) {
+            break;
+        }
+    }
+    MPIPCL_LOG(Debug, "RMA call out of range, retried %d times: %s", retries,
+               rc == MPI_SUCCESS ? "succeeded" : "still failing");
+    return rc;
+}
 
 bool finalized()
 {
@@ -310,9 +347,11 @@ int RmaBackend::fetch_description() noexcept
 {
     const std::size_t n = kDescHeader + 2 * std::size_t{target_info_.desc_blocks};
     std::vector<std::uint64_t> d(n);
-    int rc =
-        PMPI_Get(d.data(), static_cast<int>(n), MPI_UINT64_T, peer_,
-                 static_cast<MPI_Aint>(target_info_.desc), static_cast<int>(n), MPI_UINT64_T, win_);
+    int rc = retry_range([&] {
+        return PMPI_Get(d.data(), static_cast<int>(n), MPI_UINT64_T, peer_,
+                        static_cast<MPI_Aint>(target_info_.desc), static_cast<int>(n), MPI_UINT64_T,
+                        win_);
+    });
     if (rc == MPI_SUCCESS) {
         rc = PMPI_Win_flush(peer_, win_);
     }
@@ -384,7 +423,10 @@ int RmaBackend::put_bytes(std::int64_t b0, std::int64_t b1) noexcept
                    static_cast<MPI_Aint>((lo / target_size_) * target_extent_);
             t_count = static_cast<int>(n / target_size_);
         }
-        int rc = PMPI_Put(origin, o_count, origin_type_, peer_, disp, t_count, target_type_, win_);
+        int rc = retry_range([&] {
+            return PMPI_Put(origin, o_count, origin_type_, peer_, disp, t_count, target_type_,
+                            win_);
+        });
         if (rc == MPI_SUCCESS) {
             rc = count_blocks(std::max<std::int64_t>(1, (n + step_ - 1) / step_ * step_blocks_));
         }
@@ -483,7 +525,9 @@ int RmaBackend::drain_group(std::size_t g0, std::size_t g1, bool any_data) noexc
         const int f0 = done_[i];
         const int n = static_cast<int>(j - i);
         const auto disp = static_cast<MPI_Aint>(target_info_.flags + sizeof(std::uint64_t) * f0);
-        rc = PMPI_Put(&flag_src_[f0], n, MPI_UINT64_T, peer_, disp, n, MPI_UINT64_T, win_);
+        rc = retry_range([&] {
+            return PMPI_Put(&flag_src_[f0], n, MPI_UINT64_T, peer_, disp, n, MPI_UINT64_T, win_);
+        });
         if (rc == MPI_SUCCESS) {
             rc = count_blocks(1);
         }
