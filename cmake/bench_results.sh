@@ -5,7 +5,9 @@
 #   cmake/bench_results.sh record NAME FILE COMMAND...
 #       copy FILE to docs/results/NAME.csv|json, write docs/results/NAME.meta (date, commit,
 #       machine, command), then render. NAME is sweep-<mpi> (FILE: the CSV of mpipcl-bench
-#       --csv), auto-<mpi>-<setup> (FILE: a CSV of cmake/bench_auto.sh) or gbench-<mpi> (FILE: the output of mpipcl-gbench --benchmark_out=FILE
+#       --csv), auto-<mpi>-<setup> (FILE: a CSV of cmake/bench_auto.sh), coll-<mpi> (FILE: CSVs
+#       of mpipcl-bench --collective ... --csv, concatenated, one header or several) or
+#       gbench-<mpi> (FILE: the output of mpipcl-gbench --benchmark_out=FILE
 #       --benchmark_out_format=json). MPIPCL_MACHINE
 #       overrides the machine line (default: cores, architecture and CPU model), MPIPCL_COMMIT
 #       the commit (default: git describe of this tree), MPIPCL_MPI the MPI line of gbench-*.
@@ -247,6 +249,51 @@ render_gbench() {  # $1 = json, $2 = meta
     }' "$1"
 }
 
+# mpipcl-bench --collective CSVs -> Markdown: per collective one table, size by mode, of the
+# perceived time's median with its ratio to single and to multi.
+render_coll() {  # $1 = csv, $2 = meta
+    awk -v metafile="$2" "$awk_csv"'
+    $1 ~ /^collective,/ { n = csvsplit($0, h); for (i = 1; i <= n; i++) col[h[i]] = i; next }
+    $0 == "" { next }
+    {
+        csvsplit($0, f)
+        c = f[col["collective"]]; mode = f[col["mode"]]; size = f[col["bytes"]] + 0
+        if (!(c in seen_c)) { seen_c[c] = 1; colls[++nc] = c }
+        if (!((c, mode) in seen_m)) { seen_m[c, mode] = 1; modes[c, ++nm[c]] = mode }
+        if (!((c, size) in seen_s)) { seen_s[c, size] = 1; sizes[c, ++ns[c]] = size }
+        k = c SUBSEP mode SUBSEP size
+        perc[k] = f[col["perceived_us_median"]]
+        rs[k] = f[col["ratio_to_single"]]; rm[k] = f[col["ratio_to_multi"]]
+        params[c] = sprintf("%s ranks, %s partitions (threads per contributing rank), compute %s ms, noise %s %%, %s iterations, %s repeat(s)", \
+            f[col["ranks"]], f[col["partitions"]], f[col["compute_ms"]], f[col["noise_pct"]], \
+            f[col["iterations"]], f[col["repeats"]])
+        library = f[col["mpi_library"]]; version = f[col["mpipcl_version"]]
+    }
+    END {
+        header(metafile, library)
+        printf "- mpipcl %s\n\n", version
+        for (a = 1; a <= nc; a++) {
+            c = colls[a]
+            printf "%s: %s. Perceived time in µs, median (÷ single, ÷ multi):\n\n", c, params[c]
+            line = "| size |"; for (j = 1; j <= nm[c]; j++) line = line " " modes[c, j] " |"; print line
+            line = "|---|"; for (j = 1; j <= nm[c]; j++) line = line "---|"; print line
+            for (i = 1; i <= ns[c]; i++) {
+                line = "| " size_label(sizes[c, i]) " |"
+                for (j = 1; j <= nm[c]; j++) {
+                    k = c SUBSEP modes[c, j] SUBSEP sizes[c, i]
+                    if (!(k in perc)) { line = line " – |"; continue }
+                    v = num(perc[k])
+                    if (modes[c, j] != "single" && modes[c, j] != "multi")
+                        v = v sprintf(" (%.2f, %.2f)", rs[k], rm[k])
+                    line = line " " v " |"
+                }
+                print line
+            }
+            print ""
+        }
+    }' "$1"
+}
+
 render() {
     local name csv
     tmp=$(mktemp -d)
@@ -259,7 +306,8 @@ render() {
             sweep-*) render_sweep "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
             auto-*) render_auto "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
             gbench-*) render_gbench "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
-            *) echo "unknown result kind: $name (sweep-*, auto-* or gbench-*)" >&2; return 1 ;;
+            coll-*) render_coll "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
+            *) echo "unknown result kind: $name (sweep-*, auto-*, coll-* or gbench-*)" >&2; return 1 ;;
         esac
     done
     awk -v dir="$tmp" '

@@ -8,6 +8,11 @@
 #   bash cmake/run.sh bench-2hosts
 #                              the same with one rank on each of two emulated hosts over TCP
 #                              (root; tests/multihost; TRANSPORT=tcp|ucx for Open MPI)
+#   bash cmake/run.sh bench-coll
+#                              the partitioned collectives' benchmark (mpipcl-bench
+#                              --collective) for each of COLLECTIVES (default "bcast allreduce
+#                              reduce") on NP (default 4) local ranks, into one CSV under
+#                              results/ (BENCH_ARGS replaces the default point flags)
 # Environment: MPIS="openmpi mpich" (which MPIs), JOBS (build parallelism),
 #              BENCH_ARGS (extra flags for mpipcl-bench), BUILD_TYPE (default RelWithDebInfo),
 #              CTEST_ARGS (extra ctest flags, e.g. "-L smoke" for a subset), CTEST_ARGS_OPENMPI
@@ -194,10 +199,32 @@ run_bench_2hosts() {
     echo "== results: $here/results/bench-$tag.csv and $here/results/bench-$tag.png"
 }
 
+# The partitioned collectives' benchmark: one mpipcl-bench --collective run per collective, the
+# CSVs concatenated into results/coll-<mpi>.csv (cmake/bench_results.sh record coll-<mpi>).
+run_bench_coll() {
+    local mpi=${MPIS:-openmpi} np=${NP:-4}
+    mpi=${mpi%% *}
+    build "$mpi"
+    mkdir -p results
+    local out="results/coll-$mpi.csv" extra=() c
+    [ "$mpi" = openmpi ] && extra=(--oversubscribe --bind-to none)
+    : >"$out"
+    for c in ${COLLECTIVES:-bcast allreduce reduce}; do
+        echo "== mpipcl-bench --collective $c on $np local ranks ($mpi)"
+        # shellcheck disable=SC2086
+        "mpiexec.$mpi" -n "$np" "${extra[@]}" "build-$mpi/benchmarks/mpipcl-bench" \
+            --collective "$c" --csv "results/coll-$mpi-$c.csv" \
+            ${BENCH_ARGS:---sizes 4M,16M --partitions 16 --noise 10 --repeats 3}
+        cat "results/coll-$mpi-$c.csv" >>"$out"
+    done
+    echo "== results: $here/$out"
+}
+
 install_deps
 case "$what" in
     test) run_tests ;;
     bench) run_bench ;;
     bench-2hosts) run_bench_2hosts ;;
-    *) echo "usage: $0 test|bench|bench-2hosts" >&2; exit 2 ;;
+    bench-coll) run_bench_coll ;;
+    *) echo "usage: $0 test|bench|bench-2hosts|bench-coll" >&2; exit 2 ;;
 esac
