@@ -163,9 +163,10 @@ int main(int argc, char** argv)
     double max_all = 0;
     MPI_Reduce(&max_retry_s, &max_all, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0) {
-        printf("%d origins x %d Puts: %d failed on the first try, %d succeeded on a retry "
-               "(longest %.3f ms), %d failed for good\n",
-               size - 1, rounds, total[0], total[1], max_all * 1e3, total[2]);
+        printf(
+            "%d origins x %d Puts: %d failed on the first try, %d succeeded on a retry "
+            "(longest %.3f ms), %d failed for good\n",
+            size - 1, rounds, total[0], total[1], max_all * 1e3, total[2]);
         MPI_Win_detach(win, stable);
     }
     int rc = total[2] > 0 ? 2 : total[0] > 0 ? 1 : 0;
