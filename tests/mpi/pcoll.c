@@ -9,11 +9,33 @@
 #include "pcoll.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
 
 #define MAX_ARGS 8
+
+void pcoll_poll_arrivals(MPI_Request req, int parts, void (*check)(int p, void* ctx), void* ctx,
+                         const char* what)
+{
+    char* seen = calloc((size_t)parts, 1);
+    int left = parts;
+    const double deadline = tu_deadline();
+    while (left > 0) {
+        for (int p = 0; p < parts; ++p) {
+            int flag = 0;
+            if (seen[p] || TU_MPI(MPI_Parrived(req, p, &flag)) != MPI_SUCCESS || !flag) {
+                continue;
+            }
+            seen[p] = 1;
+            --left;
+            check(p, ctx);
+        }
+        tu_check_deadline(deadline, what);
+    }
+    free(seen);
+}
 
 static void run_case(char** args, int n, char* prog, int level)
 {

@@ -62,31 +62,23 @@ static void mark_all(MPI_Request req, int parts, int nthreads, int round)
     }
 }
 
-/* Polls every partition with MPI_Parrived until all arrived; checks each when first seen. */
-static void poll_and_check(MPI_Request req, const int* buf, const int* ref, int parts, long count,
-                           int root)
+/* What a partition of a bcast must hold once MPI_Parrived reports it. */
+struct bcast_check {
+    const int* buf;
+    const int* ref;
+    long count;
+    int root;
+};
+
+static void check_partition(int p, void* ctx)
 {
-    char* seen = calloc((size_t)parts, 1);
-    int left = parts;
-    const double deadline = tu_deadline();
-    while (left > 0) {
-        for (int p = 0; p < parts; ++p) {
-            int flag = 0;
-            if (seen[p] || TU_MPI(MPI_Parrived(req, p, &flag)) != MPI_SUCCESS || !flag) {
-                continue;
-            }
-            seen[p] = 1;
-            --left;
-            for (long i = p * count; i < (p + 1) * count; ++i) {
-                if (!TU_CHECK_MSG(buf[i] == ref[i], "root %d partition %d element %ld: %d, not %d",
-                                  root, p, i, buf[i], ref[i])) {
-                    break;
-                }
-            }
+    const struct bcast_check* c = ctx;
+    for (long i = p * c->count; i < (p + 1) * c->count; ++i) {
+        if (!TU_CHECK_MSG(c->buf[i] == c->ref[i], "root %d partition %d element %ld: %d, not %d",
+                          c->root, p, i, c->buf[i], c->ref[i])) {
+            break;
         }
-        tu_check_deadline(deadline, "MPI_Parrived of every bcast partition");
     }
-    free(seen);
 }
 
 void pcoll_bcast_case(int argc, char** argv, int level)
@@ -126,7 +118,9 @@ void pcoll_bcast_case(int argc, char** argv, int level)
         mark_all(reqs[tu_rank], parts, nthreads, round);
         for (int root = 0; root < n; ++root) {
             if (root != tu_rank) {
-                poll_and_check(reqs[root], buf[root], ref[root], parts, count, root);
+                struct bcast_check c = {buf[root], ref[root], count, root};
+                pcoll_poll_arrivals(reqs[root], parts, check_partition, &c,
+                                    "MPI_Parrived of every bcast partition");
             }
         }
         TU_MPI(tu_waitall(n + 2, reqs, MPI_STATUSES_IGNORE, "bcast round"));

@@ -100,26 +100,21 @@ static int same(const char* got, const char* want, size_t elem, long from, long 
     return 1;
 }
 
-/* Polls MPI_Parrived on every partition until all arrived; checks each when first seen. */
-static void poll_and_check(MPI_Request req, const char* got, const char* want, size_t elem,
-                           int parts, long count, int c, int round)
+/* What a partition of a reduction's result must hold once MPI_Parrived reports it. */
+struct result_check {
+    const char* got;
+    const char* want;
+    size_t elem;
+    long count;
+    int c;
+    int round;
+};
+
+static void check_partition(int p, void* ctx)
 {
-    char* seen = calloc((size_t)parts, 1);
-    int left = parts;
-    const double deadline = tu_deadline();
-    while (left > 0) {
-        for (int p = 0; p < parts; ++p) {
-            int flag = 0;
-            if (seen[p] || TU_MPI(MPI_Parrived(req, p, &flag)) != MPI_SUCCESS || !flag) {
-                continue;
-            }
-            seen[p] = 1;
-            --left;
-            same(got, want, elem, p * count, (p + 1) * count, "at MPI_Parrived", c, round);
-        }
-        tu_check_deadline(deadline, "MPI_Parrived of every result partition");
-    }
-    free(seen);
+    const struct result_check* k = ctx;
+    same(k->got, k->want, k->elem, p * k->count, (p + 1) * k->count, "at MPI_Parrived", k->c,
+         k->round);
 }
 
 /* One case: n requests (reduce: one per root) or one (allreduce), ROUNDS rounds. */
@@ -167,7 +162,9 @@ static void run(int allreduce, int c, int in_place, int parts, long count, int n
         mark_all(reqs, n, parts, nthreads);
         for (int r = 0; r < n; ++r) {
             if (allreduce || tu_rank == r) {
-                poll_and_check(reqs[r], recv[r], ref[r], elem, parts, count, c, round);
+                struct result_check k = {recv[r], ref[r], elem, count, c, round};
+                pcoll_poll_arrivals(reqs[r], parts, check_partition, &k,
+                                    "MPI_Parrived of every result partition");
             }
         }
         TU_MPI(tu_waitall(n, reqs, MPI_STATUSES_IGNORE, "reduction round"));
