@@ -188,9 +188,9 @@ MPIPCL_API int MPIX_Pbuf_prepareall(int count, MPI_Request requests[]);
  * every rank (as for MPI's own collectives). count is elements per partition. Contributors
  * mark partitions with MPI_Pready, MPI_Pready_range, MPI_Pready_list; ranks that receive a
  * result may poll MPI_Parrived(request, p, &flag), true once partition p of the result is
- * final in the buffer. A partition moves through the algorithm (binomial trees of internal
- * partitioned transfers, over the backend "mpipcl_backend" selects) as soon as its inputs are
- * there, never waiting for the whole buffer. Intracommunicators only. */
+ * final in the buffer. A partition moves through the algorithm (trees of internal partitioned
+ * transfers that follow the nodes, over the backend "mpipcl_backend" selects) as soon as its
+ * inputs are there, never waiting for the whole buffer. Intracommunicators only. */
 
 /**
  * @brief Create a partitioned broadcast request (local, never blocks).

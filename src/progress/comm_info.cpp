@@ -37,6 +37,27 @@ std::mutex g_mu;  // serializes attribute creation and the two tables below
 std::unordered_map<MPI_Comm, std::uint64_t> g_pending;
 /// Creations so far per scope (note_scoped_locked).
 std::unordered_map<std::uint64_t, std::uint64_t> g_scoped;
+/// The node of each MPI_COMM_WORLD rank: the lowest world rank sharing memory with it.
+/// Written once at MPI_Init*, read-only afterwards.
+std::vector<int> g_node_of_world;
+
+/// Fills g_node_of_world (collective over @p world, a duplicate of MPI_COMM_WORLD).
+void map_nodes(MPI_Comm world)
+{
+    int me = 0;
+    int size = 1;
+    PMPI_Comm_rank(world, &me);
+    PMPI_Comm_size(world, &size);
+    MPI_Comm local = MPI_COMM_NULL;
+    MPIPCL_CHECK_MPI(PMPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local));
+    int leader = me;
+    const int rc = PMPI_Allreduce(&me, &leader, 1, MPI_INT, MPI_MIN, local);
+    PMPI_Comm_free(&local);
+    MPIPCL_CHECK_MPI(rc);
+    g_node_of_world.assign(static_cast<std::size_t>(size), 0);
+    MPIPCL_CHECK_MPI(
+        PMPI_Allgather(&leader, 1, MPI_INT, g_node_of_world.data(), 1, MPI_INT, world));
+}
 
 int delete_fn(MPI_Comm, int, void* attr, void*)
 {
@@ -148,8 +169,9 @@ void note_scoped_locked(std::uint64_t seed, std::uint64_t salt, MPI_Comm newcomm
 }
 }  // namespace
 
-void comm_info_init()
+void comm_info_init(MPI_Comm world)
 {
+    map_nodes(world);
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &g_keyval, nullptr);
     PMPI_Comm_group(MPI_COMM_WORLD, &g_world_group);
     // Fixed keys, so that MPI_COMM_SELF and a 1-process MPI_COMM_WORLD (same group) differ.
@@ -196,6 +218,27 @@ int world_rank_of(MPI_Comm comm, int rank)
     CommInfo* info = info_locked(comm, 0);
     int world = MPI_UNDEFINED;
     MPIPCL_CHECK_MPI(PMPI_Group_translate_ranks(info->group, 1, &rank, g_world_group, &world));
+    return world;
+}
+
+std::vector<int> nodes_of(MPI_Comm comm)
+{
+    std::lock_guard<std::mutex> lk(g_mu);
+    CommInfo* info = info_locked(comm, 0);
+    int size = 0;
+    MPIPCL_CHECK_MPI(PMPI_Group_size(info->group, &size));
+    std::vector<int> ranks(static_cast<std::size_t>(size));
+    for (int r = 0; r < size; ++r) {
+        ranks[static_cast<std::size_t>(r)] = r;
+    }
+    std::vector<int> world(ranks.size());
+    MPIPCL_CHECK_MPI(
+        PMPI_Group_translate_ranks(info->group, size, ranks.data(), g_world_group, world.data()));
+    for (int& w : world) {
+        w = w >= 0 && static_cast<std::size_t>(w) < g_node_of_world.size()
+                ? g_node_of_world[static_cast<std::size_t>(w)]
+                : w;
+    }
     return world;
 }
 

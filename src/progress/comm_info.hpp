@@ -16,10 +16,13 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace mpipcl::progress {
 
-void comm_info_init();      ///< creates the attribute keyval, keys WORLD and SELF (MPI_Init*)
+/// MPI_Init*: maps the processes to nodes (collective over @p world, a duplicate of
+/// MPI_COMM_WORLD), creates the attribute keyval, keys WORLD and SELF.
+void comm_info_init(MPI_Comm world);
 void comm_info_finalize();  ///< frees it (MPI_Finalize)
 
 /// The key of @p comm (see above). Throws Error(BadComm) for intercommunicators.
@@ -34,6 +37,10 @@ std::uint64_t collective_key(MPI_Comm comm);
 
 /// The rank of @p rank of @p comm in MPI_COMM_WORLD (== the private communicator).
 int world_rank_of(MPI_Comm comm, int rank);
+
+/// The node of every rank of @p comm: equal values for ranks that share memory
+/// (MPI_COMM_TYPE_SHARED at MPI_Init*; the value is the node's lowest MPI_COMM_WORLD rank).
+std::vector<int> nodes_of(MPI_Comm comm);
 
 // Called by the wrapped constructors after PMPI created @p newcomm, on every process that
 // called the constructor; each throws Error when an MPI query fails (the communicator then

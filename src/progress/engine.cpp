@@ -51,7 +51,7 @@ void Engine::init()
     int provided = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&provided);
     thread_multiple_ = provided == MPI_THREAD_MULTIPLE;
-    comm_info_init();
+    comm_info_init(comm_);
     int size = 1;
     PMPI_Comm_size(comm_, &size);
     ctrl_.init(comm_, size);

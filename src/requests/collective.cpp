@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Partitioned collectives: the schedule of internal transfers along binomial trees, and the
+// Partitioned collectives: the schedule of internal transfers along trees, and the
 // task that forwards and combines partitions in the engine's progress passes.
 #include "requests/collective.hpp"
 
 #include <climits>
 #include <cstring>
 #include <initializer_list>
+#include <set>
 
 #include "common/error.hpp"
 #include "common/log.hpp"
@@ -26,23 +27,6 @@ constexpr int kDownTag = -2;       // bcast: parent -> child
 constexpr int kRelayTag = -3;      // reduce: rank 0 -> a root other than 0
 constexpr int kCheckUpTag = -4;    // first-round check, child -> parent (rank-0 tree)
 constexpr int kCheckDownTag = -5;  // first-round check, parent -> child (rank-0 tree)
-
-/// Binomial tree over relative ranks (vr = (rank - root) mod size): the parent clears vr's
-/// lowest set bit; the children are vr + 2^i for every 2^i below that bit (all, for the root).
-int tree_parent(int vr) { return vr & (vr - 1); }
-std::vector<int> tree_children(int vr, int size)
-{
-    std::vector<int> c;
-    for (int m = 1; m < size; m <<= 1) {
-        if ((vr & m) != 0) {
-            break;
-        }
-        if (vr + m < size) {
-            c.push_back(vr + m);
-        }
-    }
-    return c;
-}
 
 /// The predefined ops in signature order (op_number is the index + 1).
 const MPI_Op* predefined_ops(int* n)
@@ -257,44 +241,56 @@ Collective::~Collective()
 
 void Collective::build_tree(const CollArgs& a)
 {
+    // Along the nodes: one crossing per node boundary. Inside a node a bcast takes one hop
+    // (the receivers' copies run in parallel) and a reduction a binomial tree (its combining
+    // is spread over the ranks).
+    const std::vector<int> nodes = progress::nodes_of(a.comm);
+    MPIPCL_LOG(Debug, "collective over %d ranks on %zu nodes (this rank's node: %d)", size_,
+               std::set<int>(nodes.begin(), nodes.end()).size(), nodes[rank_]);
     if (kind_ == CollKind::Bcast) {
         contributes_ = rank_ == root_;
-        build_bcast(a, root_, a.recvbuf);
+        build_bcast(a, node_tree(rank_, root_, nodes, Inside::Flat), a.recvbuf);
         data_ = all_;
         build_checks(a);
         return;
     }
     contributes_ = true;
-    build_reduce(a);
+    // The node tree combines in rank order only when every node holds a contiguous range of
+    // ranks; a user op may not commute, so it takes the binomial tree otherwise (a choice
+    // every member makes alike, whatever it was told of the op's commutativity).
+    build_reduce(a, op_number(op_) != 0 || nodes_contiguous(nodes)
+                        ? node_tree(rank_, 0, nodes, Inside::Binomial)
+                        : binomial_tree(rank_, 0, size_));
     need_up_ = !direct_up_;
     if (kind_ == CollKind::Allreduce) {
-        build_bcast(a, 0, a.recvbuf);  // the result leaves rank 0 from recvbuf
+        // The result leaves rank 0 from recvbuf.
+        build_bcast(a, node_tree(rank_, 0, nodes, Inside::Flat), a.recvbuf);
     }
     data_ = all_;
     build_checks(a);
 }
 
-void Collective::build_bcast(const CollArgs& a, int bcast_root, void* buf)
+void Collective::build_bcast(const CollArgs& a, const TreeLinks& tree, void* buf)
 {
-    const int vr = (rank_ - bcast_root + size_) % size_;
-    if (vr != 0) {
-        const int parent = (tree_parent(vr) + bcast_root) % size_;
-        down_recv_ = add_transfer(Kind::Recv, buf, parent, kDownTag, a);
+    if (tree.parent >= 0) {
+        down_recv_ = add_transfer(Kind::Recv, buf, tree.parent, kDownTag, a);
     }
-    for (const int c : tree_children(vr, size_)) {
-        down_sends_.push_back(add_transfer(Kind::Send, buf, (c + bcast_root) % size_, kDownTag, a));
+    for (const int c : tree.children) {
+        down_sends_.push_back(add_transfer(Kind::Send, buf, c, kDownTag, a));
     }
     need_down_ = down_recv_ != nullptr && !down_sends_.empty();
 }
 
 void Collective::build_checks(const CollArgs& a)
 {
-    if (rank_ != 0) {
-        const int parent = tree_parent(rank_);
-        check_up_send_ = add_transfer(Kind::Send, &check_byte_, parent, kCheckUpTag, a, 1, 0);
-        check_down_recv_ = add_transfer(Kind::Recv, &check_byte_, parent, kCheckDownTag, a, 1, 0);
+    // The binomial tree: it depends on nothing members could disagree on.
+    const TreeLinks tree = binomial_tree(rank_, 0, size_);
+    if (tree.parent >= 0) {
+        check_up_send_ = add_transfer(Kind::Send, &check_byte_, tree.parent, kCheckUpTag, a, 1, 0);
+        check_down_recv_ =
+            add_transfer(Kind::Recv, &check_byte_, tree.parent, kCheckDownTag, a, 1, 0);
     }
-    for (const int c : tree_children(rank_, size_)) {
+    for (const int c : tree.children) {
         check_up_recvs_.push_back(add_transfer(Kind::Recv, &check_byte_, c, kCheckUpTag, a, 1, 0));
         check_down_sends_.push_back(
             add_transfer(Kind::Send, &check_byte_, c, kCheckDownTag, a, 1, 0));
@@ -314,13 +310,13 @@ void Collective::size_scratch()
     scratch_.resize(static_cast<std::size_t>(bytes));
 }
 
-void Collective::build_reduce(const CollArgs& a)
+void Collective::build_reduce(const CollArgs& a, const TreeLinks& tree)
 {
-    // The reduction tree is rooted at rank 0 whatever the root (relative rank = rank): every
-    // subtree then covers a contiguous range of ranks, so combining own ∘ children in
-    // ascending order is the rank order MPI_Reduce defines, also for non-commutative ops. A
-    // root other than 0 gets the result from rank 0 (the relay).
-    const std::vector<int> children = tree_children(rank_, size_);
+    // The reduction tree is rooted at rank 0 whatever the root: in @p tree every subtree
+    // covers a contiguous range of ranks, so combining own ∘ children in their order is the
+    // rank order MPI_Reduce defines, also for non-commutative ops. A root other than 0 gets
+    // the result from rank 0 (the relay).
+    const std::vector<int>& children = tree.children;
     // The bytes n elements span from the first one's true lower bound (none for n = 0).
     const MPI_Count n = static_cast<MPI_Count>(parts_) * count_;
     const std::size_t span =
@@ -333,7 +329,7 @@ void Collective::build_reduce(const CollArgs& a)
     // The result of the reduction phase: in the last child's buffer, or the own contribution.
     result_ = children.empty() ? const_cast<char*>(own_) : temp_bases_.back();
     if (rank_ != 0) {
-        up_send_ = add_transfer(Kind::Send, result_, tree_parent(rank_), kUpTag, a);
+        up_send_ = add_transfer(Kind::Send, result_, tree.parent, kUpTag, a);
         direct_up_ = children.empty();
     } else if (kind_ == CollKind::Reduce && root_ != 0) {
         relay_send_ = add_transfer(Kind::Send, result_, root_, kRelayTag, a);

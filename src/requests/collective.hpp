@@ -2,9 +2,10 @@
 // Collective: the engine-side half of a partitioned collective request (MPIX_Pbcast_init,
 // MPIX_Preduce_init, MPIX_Pallreduce_init). This rank's part of the algorithm is a schedule of
 // internal partitioned point-to-point transfers (progress::Transfer, any backend) along a
-// binomial tree; the Collective is also the progress::Task that moves each partition from
-// one transfer to the next (forwarding, combining with MPI_Reduce_local) in the engine's
-// progress passes. A requests::Request owns it, as it owns a Transfer for point-to-point.
+// tree that follows the nodes (common/tree.hpp); the Collective is also the progress::Task that
+// moves each partition from one transfer to the next (forwarding, combining with MPI_Reduce_local)
+// in the engine's progress passes. A requests::Request owns it, as it owns a Transfer for
+// point-to-point.
 #pragma once
 
 #include <mpi.h>
@@ -16,6 +17,7 @@
 
 #include "common/backend.hpp"
 #include "common/config.hpp"
+#include "common/tree.hpp"
 #include "progress/task.hpp"
 #include "progress/transfer.hpp"
 
@@ -108,8 +110,10 @@ class Collective final : public progress::Task, public std::enable_shared_from_t
 
     bool reduces() const noexcept { return kind_ != CollKind::Bcast; }
     void build_tree(const CollArgs& a);
-    void build_reduce(const CollArgs& a);
-    void build_bcast(const CollArgs& a, int bcast_root, void* buf);
+    /// The reduction phase along @p tree (rooted at rank 0, combining in rank order).
+    void build_reduce(const CollArgs& a, const TreeLinks& tree);
+    /// The bcast phase along @p tree, from and into @p buf.
+    void build_bcast(const CollArgs& a, const TreeLinks& tree, void* buf);
     /// A new internal transfer of this rank to/from @p peer over @p buf (@p parts partitions of
     /// @p count elements).
     TransferPtr add_transfer(Kind kind, const void* buf, int peer, int tag, const CollArgs& a,
