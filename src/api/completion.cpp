@@ -21,6 +21,7 @@ using mpipcl::Backoff;
 using mpipcl::ErrId;
 using mpipcl::error_code;
 using mpipcl::requests::HandleRegistry;
+using mpipcl::requests::Poll;
 using mpipcl::requests::raise_on;
 using mpipcl::requests::Request;
 using mpipcl::requests::set_empty_status;
@@ -74,10 +75,10 @@ class MixedArray {
     }
 
     /// Completes ours at @p i if its round is complete (status into @p st); notes its error.
-    bool complete_mine(int i, MPI_Status* st)
+    bool complete_mine(int i, MPI_Status* st, Poll poll = Poll::Test)
     {
         int err = MPI_SUCCESS;
-        if (!mine_[i]->try_complete(st, &err)) {
+        if (!mine_[i]->try_complete(st, &err, poll)) {
             return false;
         }
         note(err, mine_[i]->comm());
@@ -330,7 +331,7 @@ MPIPCL_API int MPI_Wait(MPI_Request* request, MPI_Status* status)
         call.on(r->comm());
         int err = MPI_SUCCESS;
         Backoff b = mpipcl::user_wait_backoff();
-        while (!r->try_complete(status, &err)) {
+        while (!r->try_complete(status, &err, Poll::Wait)) {
             b.pause();
         }
         return call.raise(err);
@@ -388,7 +389,7 @@ MPIPCL_API int MPI_Waitall(int count, MPI_Request array_of_requests[],
         while (pending_mine > 0 || !others_done) {
             bool moved = false;
             for (int i = 0; i < count; ++i) {
-                if (a.mine(i) && !done[i] && a.complete_mine(i, a.status(i))) {
+                if (a.mine(i) && !done[i] && a.complete_mine(i, a.status(i), Poll::Wait)) {
                     done[i] = 1;
                     --pending_mine;
                     moved = true;

@@ -264,7 +264,7 @@ void Request::flush_ready() noexcept
     }
 }
 
-bool Request::try_complete(MPI_Status* status, int* err) noexcept
+bool Request::try_complete(MPI_Status* status, int* err, Poll poll) noexcept
 {
     *err = MPI_SUCCESS;
     if (!Engine::instance().initialized()) {
@@ -272,7 +272,7 @@ bool Request::try_complete(MPI_Status* status, int* err) noexcept
         return true;
     }
     if (is_active()) {
-        if (!peek(status)) {
+        if (!peek(status, poll)) {
             return false;
         }
         if (state_.complete()) {
@@ -285,7 +285,7 @@ bool Request::try_complete(MPI_Status* status, int* err) noexcept
     return true;
 }
 
-bool Request::peek(MPI_Status* status) noexcept
+bool Request::peek(MPI_Status* status, Poll poll) noexcept
 {
     if (!is_active()) {
         set_empty_status(status);
@@ -295,9 +295,10 @@ bool Request::peek(MPI_Status* status) noexcept
         // Wait for the engine lock rather than skip: once the data is there, one MPI_Test
         // must see the round complete even while another thread is inside the engine. This
         // transfer only, mostly: one MPI test per poll, not one per active transfer. A
-        // collective's pass is a full one (its transfers and its task).
+        // collective's pass is a full one (its transfers and its task); in a wait loop it is
+        // skipped while another thread is in a pass (Poll::Wait).
         if (kind() == Kind::Coll) {
-            Engine::instance().progress(true);
+            Engine::instance().progress(poll == Poll::Test);
         } else {
             Engine::instance().progress_for(*t_);
         }

@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <memory>
 
 #include "common/backend.hpp"
@@ -36,6 +37,13 @@ struct InitArgs {
     MPI_Aint extent = 0;
     RequestOptions options{};
 };
+
+/// Who polls a request for completion. Test: one call (MPI_Test*, MPI_Request_get_status),
+/// which waits for the engine lock, so that it sees a completed round even while another
+/// thread is in a pass. Wait: one poll of a loop (MPI_Wait, MPI_Waitall); a collective's poll
+/// skips its pass while another thread is in one (that pass advances the collective, and the
+/// loop polls again), rather than queue behind the progress thread on the engine lock.
+enum class Poll : std::uint8_t { Test, Wait };
 
 class Request {
    public:
@@ -83,10 +91,10 @@ class Request {
     [[nodiscard]] int parrived(int partition, int* flag) noexcept;
     /// Completes the round if it is complete: Active -> Inactive, fills @p status.
     /// Returns true when the request is (now) inactive; *err gets the round's error.
-    /// Drives progress (waiting for the engine lock) when the round is not yet complete.
-    bool try_complete(MPI_Status* status, int* err) noexcept;
+    /// Drives progress when the round is not yet complete (see Poll).
+    bool try_complete(MPI_Status* status, int* err, Poll poll = Poll::Test) noexcept;
     /// Like try_complete without deactivating (MPI_Request_get_status).
-    bool peek(MPI_Status* status) noexcept;
+    bool peek(MPI_Status* status, Poll poll = Poll::Test) noexcept;
     /// MPIX_Pbuf_prepare: sender: waits (driving progress) until the receiver has started
     /// this round, the round completed or pairing failed; receiver: returns at once.
     [[nodiscard]] int prepare() noexcept;
