@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <unordered_map>
 #include <vector>
 
@@ -228,9 +229,7 @@ std::vector<int> nodes_of(MPI_Comm comm)
     int size = 0;
     MPIPCL_CHECK_MPI(PMPI_Group_size(info->group, &size));
     std::vector<int> ranks(static_cast<std::size_t>(size));
-    for (int r = 0; r < size; ++r) {
-        ranks[static_cast<std::size_t>(r)] = r;
-    }
+    std::iota(ranks.begin(), ranks.end(), 0);
     std::vector<int> world(ranks.size());
     MPIPCL_CHECK_MPI(
         PMPI_Group_translate_ranks(info->group, size, ranks.data(), g_world_group, world.data()));

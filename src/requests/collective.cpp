@@ -312,9 +312,10 @@ void Collective::size_scratch()
 
 void Collective::build_reduce(const CollArgs& a, const TreeLinks& tree)
 {
-    // The reduction tree is rooted at rank 0 whatever the root: in @p tree every subtree
-    // covers a contiguous range of ranks, so combining own ∘ children in their order is the
-    // rank order MPI_Reduce defines, also for non-commutative ops. A root other than 0 gets
+    // The reduction tree is rooted at rank 0 whatever the root. Combining own ∘ children in
+    // their order is the rank order MPI_Reduce defines wherever every subtree covers a
+    // contiguous range of ranks (build_tree picks such a tree for a user op, which may not
+    // commute; a predefined op commutes, and any order is MPI's). A root other than 0 gets
     // the result from rank 0 (the relay).
     const std::vector<int>& children = tree.children;
     // The bytes n elements span from the first one's true lower bound (none for n = 0).
