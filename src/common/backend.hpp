@@ -128,6 +128,11 @@ class Backend {
     /// MPI (poll the control channel) rather than every few passes: the data moves only while
     /// this process is inside MPI (RMA target on MPICH and Open MPI 5).
     virtual bool wants_mpi_progress() const noexcept { return false; }
+    /// engine (sender): every unit queued so far is a started MPI send (none waits for a
+    /// flush, no send failed to start), so the rest of the round needs
+    /// nothing from this process's progress wherever the receiver moves the data itself
+    /// (kOnNodeReceiverCopies); what remains is to notice that the sends completed.
+    virtual bool sends_handed_over() const noexcept { return false; }
     /// engine (sender): the receiver has started round @p round (its buffer is writable).
     virtual void peer_ready(std::uint64_t round) noexcept { (void)round; }
     /// engine: one line of this backend's round state for a diagnostic dump

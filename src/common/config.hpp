@@ -98,6 +98,20 @@ inline constexpr int kProgressYieldUs = 20;
 /// First nap of the progress thread once it finds that an application thread drove progress
 /// since it last looked; it doubles while that goes on, up to MPIPCL_PROGRESS_STAND_DOWN_US.
 inline constexpr std::int64_t kProgressStandDownFirstNs = 200000;
+/// The progress thread's nap while every active request is a send that needs nothing more from
+/// this process (Engine: "quiet"); a wake-up (MPI_Start, a Pready that leaves work to the
+/// thread, a new request) ends it earlier.
+inline constexpr std::int64_t kProgressQuietNs = 1000000;
+/// Open MPI moves a message between two processes of one node either as an eager copy made
+/// inside the send call or with a single copy that the receiver makes (btl vader / sm with
+/// CMA or XPMEM): once a send has started, the sender's progress is needed only to notice its
+/// completion. Not assumed for MPICH: a partitioned bcast's root there is slower without its
+/// progress thread.
+#if defined(OPEN_MPI)
+inline constexpr bool kOnNodeReceiverCopies = true;
+#else
+inline constexpr bool kOnNodeReceiverCopies = false;
+#endif
 /// Longest idle wait of the progress thread with no request active or pairing (a wake-up
 /// notifies it earlier; the bound only makes sure nothing is ever missed).
 inline constexpr std::int64_t kProgressIdleWaitNs = 50000000;

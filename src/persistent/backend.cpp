@@ -265,6 +265,12 @@ bool PersistentBackend::progress()
     return remaining_ == 0;
 }
 
+bool PersistentBackend::sends_handed_over() const noexcept
+{
+    return send_ && !ready_.pending() &&
+           flush_error_.load(std::memory_order_relaxed) == MPI_SUCCESS;
+}
+
 void PersistentBackend::describe(char* out, std::size_t n) const noexcept
 {
     char queue[48];

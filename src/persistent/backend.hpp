@@ -75,6 +75,7 @@ class PersistentBackend final : public Backend {
     void flush() noexcept override;
     bool arrived(int p) const noexcept override;
     bool progress() override;
+    bool sends_handed_over() const noexcept override;
     void abort_round() noexcept override;
     int tags_used() const noexcept override { return map_.messages(); }
     void describe(char* out, std::size_t n) const noexcept override;

@@ -222,6 +222,13 @@ int world_rank_of(MPI_Comm comm, int rank)
     return world;
 }
 
+int node_of_world(int world_rank)
+{
+    return world_rank >= 0 && static_cast<std::size_t>(world_rank) < g_node_of_world.size()
+               ? g_node_of_world[static_cast<std::size_t>(world_rank)]
+               : -1;
+}
+
 std::vector<int> nodes_of(MPI_Comm comm)
 {
     std::lock_guard<std::mutex> lk(g_mu);
@@ -234,9 +241,8 @@ std::vector<int> nodes_of(MPI_Comm comm)
     MPIPCL_CHECK_MPI(
         PMPI_Group_translate_ranks(info->group, size, ranks.data(), g_world_group, world.data()));
     for (int& w : world) {
-        w = w >= 0 && static_cast<std::size_t>(w) < g_node_of_world.size()
-                ? g_node_of_world[static_cast<std::size_t>(w)]
-                : w;
+        const int node = node_of_world(w);
+        w = node >= 0 ? node : w;
     }
     return world;
 }

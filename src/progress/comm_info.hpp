@@ -41,6 +41,8 @@ int world_rank_of(MPI_Comm comm, int rank);
 /// The node of every rank of @p comm: equal values for ranks that share memory
 /// (MPI_COMM_TYPE_SHARED at MPI_Init*; the value is the node's lowest MPI_COMM_WORLD rank).
 std::vector<int> nodes_of(MPI_Comm comm);
+/// The node of MPI_COMM_WORLD rank @p world_rank (as nodes_of), -1 if unknown.
+int node_of_world(int world_rank);
 
 // Called by the wrapped constructors after PMPI created @p newcomm, on every process that
 // called the constructor; each throws Error when an MPI query fails (the communicator then

@@ -52,6 +52,7 @@ void Engine::init()
     PMPI_Query_thread(&provided);
     thread_multiple_ = provided == MPI_THREAD_MULTIPLE;
     comm_info_init(comm_);
+    node_ = node_of_world(rank_);
     int size = 1;
     PMPI_Comm_size(comm_, &size);
     ctrl_.init(comm_, size);
@@ -218,12 +219,17 @@ bool Engine::pass(std::unique_lock<std::mutex>& lk, bool all) noexcept
     const int before = active_.count();
     const int pairs_before = handshake_.pending();
     const int tasks_before = tasks_count_.load(std::memory_order_relaxed);
+    bool quiet = false;
     try {
-        progress_locked(all);
+        quiet = progress_locked(all);
     } catch (const std::exception& e) {
         MPIPCL_LOG(Error, "progress failed: %s", e.what());
     }
     advance_tasks_locked();
+    if (all) {  // only a full pass sees the control channel
+        quiet_.store(quiet && tasks_wait_locked() && ctrl_.sends_in_flight() == 0,
+                     std::memory_order_relaxed);
+    }
     return active_.count() != before || handshake_.pending() != pairs_before ||
            tasks_count_.load(std::memory_order_relaxed) != tasks_before;
 }
@@ -262,7 +268,22 @@ void Engine::dump_locked() noexcept
     }
 }
 
-void Engine::progress_locked(bool all)
+bool Engine::quiet_send_locked(const Transfer& t) const noexcept
+{
+    if (!kOnNodeReceiverCopies || t.kind() != Kind::Send || t.backend() == nullptr) {
+        return false;
+    }
+    const int peer_node = node_of_world(t.endpoint().peer_world);
+    return peer_node >= 0 && peer_node == node_ && t.backend()->sends_handed_over();
+}
+
+bool Engine::tasks_wait_locked() const noexcept
+{
+    return std::all_of(tasks_.begin(), tasks_.end(),
+                       [](const std::shared_ptr<Task>& t) { return t->waits_on_transfers(); });
+}
+
+bool Engine::progress_locked(bool all)
 {
     // The control channel costs an MPI_Test (a full MPI progress poll) per pass. An
     // application thread waiting on a paired transfer needs nothing from it — MPI moves the
@@ -278,12 +299,15 @@ void Engine::progress_locked(bool all)
     }
     ctrl_.complete_sends();
     bool awaited = false;
+    bool quiet = handshake_.pending() == 0;
     active_.advance_all([&](Transfer& t) {
         const bool done = advance_locked(t);
         awaited = awaited || (!done && t.wants_every_pass());
+        quiet = quiet && (done || quiet_send_locked(t));
         return done;
     });
     ctrl_awaited_ = awaited;
+    return quiet && !awaited;
 }
 
 void Engine::start_thread_locked()

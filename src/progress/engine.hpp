@@ -122,13 +122,21 @@ class Engine final : private ProgressThread::Work {
     // ProgressThread::Work (the progress thread's calls).
     bool has_work() const noexcept override;
     bool try_pass() noexcept override;
+    bool quiet() const noexcept override { return quiet_.load(std::memory_order_relaxed); }
     void dump_if_requested() noexcept override;
 
     /// @p all: also poll the control channel (see progress_locked).
     bool pass(std::unique_lock<std::mutex>& lk, bool all) noexcept;
     /// Logs the engine's and every transfer's state (MPIPCL_DUMP_SIGNAL).
     void dump_locked() noexcept;
-    void progress_locked(bool all);
+    /// Returns whether every running transfer left is quiet (quiet_send_locked).
+    bool progress_locked(bool all);
+    /// Running transfer @p t needs nothing more from this process but the notice that it
+    /// completed: a send whose units are all started (Backend::sends_handed_over) to a peer on
+    /// this node, on an MPI whose receiver there copies the data (kOnNodeReceiverCopies).
+    bool quiet_send_locked(const Transfer& t) const noexcept;
+    /// Every running task waits on its transfers (Task::waits_on_transfers).
+    bool tasks_wait_locked() const noexcept;
     /// Advances every running task; takes those that are done off the list.
     void advance_tasks_locked() noexcept;
     /// Advances running transfer @p t; a backend failure fails the pair (and tells the peer).
@@ -139,6 +147,10 @@ class Engine final : private ProgressThread::Work {
 
     /// A thread holds the engine lock for a pass (parrived_missed reads it lock-free).
     std::atomic<bool> passing_{false};
+    /// The last full pass found every running transfer quiet (quiet_send_locked), every task
+    /// waiting on them, no pairing pending and no control message to send: the progress
+    /// thread naps (ProgressThread::Work::quiet).
+    std::atomic<bool> quiet_{false};
     /// This thread's MPI_Parrived misses in a row (parrived_missed / parrived_hit).
     static inline thread_local unsigned t_parrived_misses_
         __attribute__((tls_model("initial-exec"))) = 0;
@@ -147,6 +159,7 @@ class Engine final : private ProgressThread::Work {
     bool thread_multiple_ = false;
     MPI_Comm comm_ = MPI_COMM_NULL;
     int rank_ = 0;
+    int node_ = -1;  ///< this process's node (progress::node_of_world)
     std::atomic<std::uint64_t> next_id_{1};
 
     std::mutex mu_;  // the progress-queue lock: guards the members from here to handshake_

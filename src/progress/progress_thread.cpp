@@ -9,6 +9,7 @@
 
 #include "common/backoff.hpp"
 #include "common/config.hpp"
+#include "common/log.hpp"
 
 namespace mpipcl::progress {
 
@@ -70,6 +71,17 @@ void ProgressThread::idle_wait(std::unique_lock<std::mutex>& lk)
     }
 }
 
+void ProgressThread::quiet_wait()
+{
+    // On the condition variable, not a plain sleep: MPI_Start, a new request or a Pready that
+    // leaves work to this thread ends the nap (wake()), unless an application thread drives
+    // progress itself meanwhile, which makes this thread stand down anyway.
+    std::unique_lock<std::mutex> lk(wake_mu_);
+    wake_cv_.wait_for(lk, std::chrono::nanoseconds(kProgressQuietNs),
+                      [&] { return stop_ || wake_flag_; });
+    wake_flag_ = false;
+}
+
 void ProgressThread::main(Work& work)
 {
     // Yield briefly after each event (the next one often follows), then sleep up to the cap.
@@ -110,8 +122,14 @@ void ProgressThread::main(Work& work)
         // try_pass() releases the engine lock before the back-off below: an application thread
         // in MPI_Wait/MPI_Test (progress_for) blocks on it, and would otherwise wait out the
         // whole sleep.
+        // A pass that found only sends whose receivers move the data (Work::quiet) leaves the
+        // thread nothing to do but notice their completion: it looks again only after a long
+        // nap, and the cores stay with the processes that copy (a partitioned bcast's root on
+        // a node with more ranks than cores).
         if (work.try_pass()) {
             busy.reset();
+        } else if (work.quiet()) {
+            quiet_wait();
         } else {
             busy.pause();
         }

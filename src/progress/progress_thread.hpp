@@ -22,6 +22,10 @@ class ProgressThread {
         /// One full pass unless another thread is in one (try-lock); the engine lock is
         /// released on return. True if something happened.
         virtual bool try_pass() noexcept = 0;
+        /// The last full pass found nothing this thread could move or notice soon enough to
+        /// matter: every active request is a started send whose receiver moves the data
+        /// (Engine's quiet state). Lock-free.
+        virtual bool quiet() const noexcept = 0;
         /// Logs the state if MPIPCL_DUMP_SIGNAL asked for it (idle or not).
         virtual void dump_if_requested() noexcept = 0;
 
@@ -56,6 +60,9 @@ class ProgressThread {
     void main(Work& work);
     /// No work: waits until woken or stopped, or until the nap or the idle bound passed.
     void idle_wait(std::unique_lock<std::mutex>& lk);
+    /// Work that needs nothing from this thread (Work::quiet): naps kProgressQuietNs unless
+    /// woken or stopped.
+    void quiet_wait();
     /// The nap while an application thread drives progress doubles, up to the stand-down cap.
     void stood_down();
 

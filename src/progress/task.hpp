@@ -15,6 +15,9 @@ class Task {
     /// application's MPI_Test*/MPI_Wait*/MPI_Parrived/MPI_Start calls). Does the work that is
     /// ready now, never blocks, never throws. True once this round needs no more passes.
     virtual bool advance_locked() noexcept = 0;
+    /// engine lock held: until one of its transfers moves, advance_locked() has nothing to do
+    /// (the progress thread may then pass rarely, see Engine::quiet).
+    virtual bool waits_on_transfers() const noexcept { return false; }
 };
 
 }  // namespace mpipcl::progress

@@ -584,6 +584,12 @@ bool Collective::advance_locked() noexcept
     return pending_.load(std::memory_order_relaxed) == 0 && all_transfers_done();
 }
 
+bool Collective::waits_on_transfers() const noexcept
+{
+    return error_.load(std::memory_order_relaxed) == MPI_SUCCESS &&
+           pending_.load(std::memory_order_relaxed) == 0 && up_checked_ && down_checked_;
+}
+
 void Collective::advance_check_locked() noexcept
 {
     if (!up_checked_) {

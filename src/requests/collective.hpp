@@ -99,6 +99,9 @@ class Collective final : public progress::Task, public std::enable_shared_from_t
     void release();
 
     bool advance_locked() noexcept override;
+    /// No step of this round is pending and the first round's check is over: only a change
+    /// of the internal transfers (or a failure) gives advance_locked() something to do.
+    bool waits_on_transfers() const noexcept override;
 
    private:
     using TransferPtr = std::shared_ptr<progress::Transfer>;
