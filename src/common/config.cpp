@@ -187,6 +187,9 @@ Config Config::load()
     if (env_int("MPIPCL_PROGRESS_STAND_DOWN_US", 200, 1000000, &v)) {
         c.progress_stand_down_us = static_cast<int>(v);
     }
+    if (env_int("MPIPCL_PROGRESS_QUIET_US", 0, 1000000, &v)) {
+        c.progress_quiet_us = static_cast<int>(v);
+    }
     if (env_int("MPIPCL_RMA", 0, 1, &v)) {
         c.rma_window = v != 0;
     }

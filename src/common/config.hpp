@@ -50,6 +50,9 @@ struct Config {
     /// Each wake-up takes a core from a polling or computing thread for a moment; fewer
     /// wake-ups show in mpipcl-gbench's Pready/<backend>/threads:16 (docs/benchmarks.md).
     int progress_stand_down_us = 1600;
+    /// MPIPCL_PROGRESS_QUIET_US: the progress thread's nap while every running request is a
+    /// send that needs nothing more from this process (Engine: "quiet"); 0 = never nap so.
+    int progress_quiet_us = 1000;
     bool rma_window = true;   ///< MPIPCL_RMA (0/1): create the RMA window
     int rma_max_attach = -1;  ///< MPIPCL_RMA_MAX_ATTACH: attachment budget, -1 = ask the MPI
     /// MPIPCL_RMA_PUT_BYTES: largest single MPI_Put, 0 = no limit. MPICH moves a large Put
@@ -98,15 +101,13 @@ inline constexpr int kProgressYieldUs = 20;
 /// First nap of the progress thread once it finds that an application thread drove progress
 /// since it last looked; it doubles while that goes on, up to MPIPCL_PROGRESS_STAND_DOWN_US.
 inline constexpr std::int64_t kProgressStandDownFirstNs = 200000;
-/// The progress thread's nap while every active request is a send that needs nothing more from
-/// this process (Engine: "quiet"); a wake-up (MPI_Start, a Pready that leaves work to the
-/// thread, a new request) ends it earlier.
-inline constexpr std::int64_t kProgressQuietNs = 1000000;
-/// Open MPI moves a message between two processes of one node either as an eager copy made
-/// inside the send call or with a single copy that the receiver makes (btl vader / sm with
-/// CMA or XPMEM): once a send has started, the sender's progress is needed only to notice its
-/// completion. Not assumed for MPICH: a partitioned bcast's root there is slower without its
-/// progress thread.
+/// Open MPI (pml ob1 with btl vader / sm and a single-copy mechanism, CMA or XPMEM: the Debian
+/// packages' default) moves a message between two processes of one node either as an eager
+/// copy made inside the send call or with a single copy that the receiver makes: once a send
+/// has started, the sender's progress is needed only to notice its completion. Where that does
+/// not hold (pml ucx, btl_vader_single_copy_mechanism=none), MPIPCL_PROGRESS_QUIET_US=0
+/// keeps the progress thread polling such sends. Not assumed for MPICH: a partitioned bcast's root
+/// there is slower without its progress thread.
 #if defined(OPEN_MPI)
 inline constexpr bool kOnNodeReceiverCopies = true;
 #else

@@ -132,7 +132,8 @@ class Engine final : private ProgressThread::Work {
     /// Returns whether every running transfer left is quiet (quiet_send_locked).
     bool progress_locked(bool all);
     /// Running transfer @p t needs nothing more from this process but the notice that it
-    /// completed: a send whose units are all started (Backend::sends_handed_over) to a peer on
+    /// completed: a send with no unit waiting to be started (Backend::sends_handed_over; a
+    /// Pready starts its own units, so also before the first Pready) to a peer on
     /// this node, on an MPI whose receiver there copies the data (kOnNodeReceiverCopies).
     bool quiet_send_locked(const Transfer& t) const noexcept;
     /// Every running task waits on its transfers (Task::waits_on_transfers).

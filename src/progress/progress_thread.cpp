@@ -73,12 +73,14 @@ void ProgressThread::idle_wait(std::unique_lock<std::mutex>& lk)
 
 void ProgressThread::quiet_wait()
 {
-    // On the condition variable, not a plain sleep: MPI_Start, a new request or a Pready that
-    // leaves work to this thread ends the nap (wake()), unless an application thread drives
-    // progress itself meanwhile, which makes this thread stand down anyway.
+    // On the condition variable, not a plain sleep, and marked as a deep sleep so that wake()
+    // always notifies: MPI_Start, a new request or a Pready that leaves work to this thread
+    // ends the nap at once.
     std::unique_lock<std::mutex> lk(wake_mu_);
-    wake_cv_.wait_for(lk, std::chrono::nanoseconds(kProgressQuietNs),
+    deep_sleep_.store(true);
+    wake_cv_.wait_for(lk, std::chrono::microseconds(config().progress_quiet_us),
                       [&] { return stop_ || wake_flag_; });
+    deep_sleep_.store(false, std::memory_order_relaxed);
     wake_flag_ = false;
 }
 
@@ -128,7 +130,7 @@ void ProgressThread::main(Work& work)
         // a node with more ranks than cores).
         if (work.try_pass()) {
             busy.reset();
-        } else if (work.quiet()) {
+        } else if (config().progress_quiet_us > 0 && work.quiet()) {
             quiet_wait();
         } else {
             busy.pause();
@@ -142,7 +144,8 @@ void ProgressThread::wake() noexcept
         return;
     }
     // An application thread drove progress since the thread last looked, and the thread is
-    // not in its long wait: it looks again within the stand-down time by itself (see main).
+    // neither in its long wait nor in a quiet nap: it looks again within the stand-down time
+    // by itself (see main).
     // sync: seq_cst loads after the seq_cst store in note_user_progress() (Dekker).
     if (user_progressed_.load() && !deep_sleep_.load()) {
         return;

@@ -60,8 +60,8 @@ class ProgressThread {
     void main(Work& work);
     /// No work: waits until woken or stopped, or until the nap or the idle bound passed.
     void idle_wait(std::unique_lock<std::mutex>& lk);
-    /// Work that needs nothing from this thread (Work::quiet): naps kProgressQuietNs unless
-    /// woken or stopped.
+    /// Work that needs nothing from this thread (Work::quiet): naps MPIPCL_PROGRESS_QUIET_US
+    /// unless woken or stopped.
     void quiet_wait();
     /// The nap while an application thread drives progress doubles, up to the stand-down cap.
     void stood_down();
@@ -75,7 +75,8 @@ class ProgressThread {
     /// (docs/benchmarks.md).
     std::atomic<bool> user_progressed_{false};
     std::atomic<bool> running_{false};
-    /// The thread is in (or about to enter) its long idle wait: wake() must notify.
+    /// The thread is in (or about to enter) its long idle wait or a quiet nap: wake() must
+    /// notify.
     std::atomic<bool> deep_sleep_{false};
     std::mutex wake_mu_;
     std::condition_variable wake_cv_;
