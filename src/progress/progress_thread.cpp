@@ -9,7 +9,6 @@
 
 #include "common/backoff.hpp"
 #include "common/config.hpp"
-#include "common/log.hpp"
 
 namespace mpipcl::progress {
 
