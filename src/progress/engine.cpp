@@ -299,7 +299,7 @@ bool Engine::progress_locked(bool all)
     }
     ctrl_.complete_sends();
     bool awaited = false;
-    bool quiet = handshake_.pending() == 0;
+    bool quiet = all && handshake_.pending() == 0;  // only a full pass records it
     active_.advance_all([&](Transfer& t) {
         const bool done = advance_locked(t);
         awaited = awaited || (!done && t.wants_every_pass());
