@@ -123,6 +123,7 @@ class Engine final : private ProgressThread::Work {
     bool has_work() const noexcept override;
     bool try_pass() noexcept override;
     bool quiet() const noexcept override { return quiet_.load(std::memory_order_relaxed); }
+    bool answers_late_peers() const noexcept override { return handshake_.keeps_failed(); }
     void dump_if_requested() noexcept override;
 
     /// @p all: also poll the control channel (see progress_locked).

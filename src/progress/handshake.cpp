@@ -27,6 +27,7 @@ void Handshake::finalize()
         t->release_backend_locked();
     }
     all_.clear();
+    kept_failed_.store(false, std::memory_order_relaxed);
 }
 
 void Handshake::add(const TransferPtr& t)
@@ -65,6 +66,7 @@ void Handshake::remove(const TransferPtr& t)
         // MPI_Finalize) to give it the error. No longer counted as awaiting a pair.
         pending_pairs_.fetch_sub(1, std::memory_order_relaxed);
         t->set_orphan();
+        kept_failed_.store(true, std::memory_order_relaxed);
         return;
     }
     all_.erase(t->id());

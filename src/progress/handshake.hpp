@@ -55,6 +55,8 @@ class Handshake {
 
     /// Lock-free: transfers waiting for their peer (a relaxed snapshot).
     int pending() const { return pending_pairs_.load(std::memory_order_relaxed); }
+    /// Lock-free: failed transfers kept to answer a peer that pairs late (see remove).
+    bool keeps_failed() const { return kept_failed_.load(std::memory_order_relaxed); }
     const Transfers& transfers() const { return all_; }
     const Matcher& matcher() const { return matcher_; }
 
@@ -100,6 +102,7 @@ class Handshake {
     Transfers all_;                                         // every live transfer, by id
     std::unordered_map<std::uint64_t, TransferPtr> sends_;  // by send id
     std::atomic<int> pending_pairs_{0};                     // transfers waiting for their peer
+    std::atomic<bool> kept_failed_{false};                  // remove() kept a failed transfer
 };
 
 }  // namespace mpipcl::progress

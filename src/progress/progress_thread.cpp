@@ -83,6 +83,20 @@ void ProgressThread::quiet_wait()
     wake_flag_ = false;
 }
 
+ProgressThread::Step ProgressThread::next_step(const Work& work)
+{
+    std::unique_lock<std::mutex> lk(wake_mu_);
+    if (stop_) {
+        return Step::Stop;
+    }
+    if (!work.has_work()) {
+        idle_wait(lk);
+        return Step::Idle;
+    }
+    wake_flag_ = false;
+    return Step::Pass;
+}
+
 void ProgressThread::main(Work& work)
 {
     // Yield briefly after each event (the next one often follows), then sleep up to the cap.
@@ -96,17 +110,19 @@ void ProgressThread::main(Work& work)
     stand_down_ns_ = kProgressStandDownFirstNs;
     for (;;) {
         work.dump_if_requested();
-        {
-            std::unique_lock<std::mutex> lk(wake_mu_);
-            if (stop_) {
-                return;
+        const Step step = next_step(work);
+        if (step == Step::Stop) {
+            return;
+        }
+        if (step == Step::Idle) {
+            busy.reset();
+            // Failed transfers wait to answer peers that pair with them late: the control
+            // channel is read once per idle nap, also while the application stays out of the
+            // library (blocked in a plain MPI call that waits for such a peer, say).
+            if (work.answers_late_peers()) {
+                work.try_pass();
             }
-            if (!work.has_work()) {
-                idle_wait(lk);
-                busy.reset();
-                continue;
-            }
-            wake_flag_ = false;
+            continue;
         }
         // While an application thread is driving progress itself (waiting in MPI_Wait*, or
         // polling MPI_Parrived/MPI_Test), stay out of MPI: two threads polling one MPI library

@@ -26,6 +26,9 @@ class ProgressThread {
         /// matter: every active request is a started send whose receiver moves the data
         /// (Engine's quiet state). Lock-free.
         virtual bool quiet() const noexcept = 0;
+        /// Failed transfers are kept whose peers may pair with them later and then wait for
+        /// this process's answer, however long it stays out of the library (lock-free).
+        virtual bool answers_late_peers() const noexcept = 0;
         /// Logs the state if MPIPCL_DUMP_SIGNAL asked for it (idle or not).
         virtual void dump_if_requested() noexcept = 0;
 
@@ -60,6 +63,9 @@ class ProgressThread {
     void main(Work& work);
     /// No work: waits until woken or stopped, or until the nap or the idle bound passed.
     void idle_wait(std::unique_lock<std::mutex>& lk);
+    enum class Step : std::uint8_t { Stop, Idle, Pass };
+    /// Stop when asked to; with no work, the idle wait (Idle); else clears the wake flag (Pass).
+    Step next_step(const Work& work);
     /// Work that needs nothing from this thread (Work::quiet): naps MPIPCL_PROGRESS_QUIET_US
     /// unless woken or stopped.
     void quiet_wait();
