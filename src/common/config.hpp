@@ -114,7 +114,8 @@ inline constexpr bool kOnNodeReceiverCopies = true;
 inline constexpr bool kOnNodeReceiverCopies = false;
 #endif
 /// Longest idle wait of the progress thread with no request active or pairing (a wake-up
-/// notifies it earlier; the bound only makes sure nothing is ever missed).
+/// notifies it earlier; the bound makes sure nothing is ever missed, and is how long a peer
+/// that pairs late with a failed transfer may wait for its answer).
 inline constexpr std::int64_t kProgressIdleWaitNs = 50000000;
 /// MPI_Parrived on a partition that has not arrived (progress::Engine::parrived_missed), counted
 /// per thread in misses in a row: the first kParrivedEagerMisses each drive progress unless

@@ -254,12 +254,13 @@ void Engine::dump_locked() noexcept
     MPIPCL_LOG(Error,
                "state dump: %zu transfers, %zu active (count %d), %d awaiting a pair, %zu "
                "unexpected Setups, %zu unmatched receives, %zu matched unstarted, %zu control "
-               "sends in flight, control receive %s%s, progress thread %s",
+               "sends in flight, control receive %s%s, progress thread %s%s",
                handshake_.transfers().size(), active_.size(), active_.count(), handshake_.pending(),
                handshake_.matcher().unexpected_count(), handshake_.matcher().waiting_count(),
                handshake_.matcher().held_count(), ctrl_.sends_in_flight(),
                ctrl_.posted() ? "posted" : "NOT posted", ctrl_awaited_ ? " (awaited)" : "",
-               thread_.running() ? "running" : "off");
+               thread_.running() ? "running" : "off",
+               handshake_.keeps_failed() ? ", failed transfers kept for late peers" : "");
     ctrl_.dump();
     for (const auto& [id, t] : handshake_.transfers()) {
         char line[768];

@@ -46,7 +46,7 @@ void ProgressThread::stood_down()
     stand_down_ns_ = std::min(stand_down_ns_ * 2, stand_down_max_ns_);
 }
 
-void ProgressThread::idle_wait(std::unique_lock<std::mutex>& lk)
+bool ProgressThread::idle_wait(std::unique_lock<std::mutex>& lk)
 {
     // Idle: sleep until a request appears (bounded, so nothing is ever missed). While an
     // application thread drives progress itself (a tight loop of Start and Wait), nap only
@@ -68,6 +68,7 @@ void ProgressThread::idle_wait(std::unique_lock<std::mutex>& lk)
     } else {
         stand_down_ns_ = kProgressStandDownFirstNs;
     }
+    return !user_active;
 }
 
 void ProgressThread::quiet_wait()
@@ -90,8 +91,11 @@ ProgressThread::Step ProgressThread::next_step(const Work& work)
         return Step::Stop;
     }
     if (!work.has_work()) {
-        idle_wait(lk);
-        return Step::Idle;
+        const bool slept = idle_wait(lk);
+        if (stop_) {
+            return Step::Stop;
+        }
+        return slept ? Step::Slept : Step::StoodDown;
     }
     wake_flag_ = false;
     return Step::Pass;
@@ -114,12 +118,13 @@ void ProgressThread::main(Work& work)
         if (step == Step::Stop) {
             return;
         }
-        if (step == Step::Idle) {
+        if (step == Step::StoodDown || step == Step::Slept) {
             busy.reset();
-            // Failed transfers wait to answer peers that pair with them late: the control
-            // channel is read once per idle nap, also while the application stays out of the
-            // library (blocked in a plain MPI call that waits for such a peer, say).
-            if (work.answers_late_peers()) {
+            // Failed transfers wait to answer peers that pair with them late: after each long
+            // idle wait the control channel is read, also while the application stays out of
+            // the library (blocked in a plain MPI call that waits for such a peer, say). While
+            // the application drives progress, its own passes read it.
+            if (step == Step::Slept && work.answers_late_peers()) {
                 work.try_pass();
             }
             continue;

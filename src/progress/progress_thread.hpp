@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The optional progress thread (MPI_THREAD_MULTIPLE and MPIPCL_PROGRESS_THREAD=1): it makes
 // the engine's passes while requests are active or pairing, stands down while an application
-// thread drives progress itself, and sleeps on a condition variable when idle.
+// thread drives progress itself, and sleeps on a condition variable when idle (with one pass
+// per long idle wait while failed transfers wait to answer late peers).
 #pragma once
 
 #include <atomic>
@@ -61,10 +62,12 @@ class ProgressThread {
 
    private:
     void main(Work& work);
-    /// No work: waits until woken or stopped, or until the nap or the idle bound passed.
-    void idle_wait(std::unique_lock<std::mutex>& lk);
-    enum class Step : std::uint8_t { Stop, Idle, Pass };
-    /// Stop when asked to; with no work, the idle wait (Idle); else clears the wake flag (Pass).
+    /// No work: waits until woken or stopped, or until the nap or the idle bound passed. True
+    /// for the long wait, false for a stand-down nap (an application thread drives progress).
+    bool idle_wait(std::unique_lock<std::mutex>& lk);
+    enum class Step : std::uint8_t { Stop, StoodDown, Slept, Pass };
+    /// Stop when asked to; with no work, the idle wait (StoodDown or Slept, as idle_wait);
+    /// else clears the wake flag (Pass).
     Step next_step(const Work& work);
     /// Work that needs nothing from this thread (Work::quiet): naps MPIPCL_PROGRESS_QUIET_US
     /// unless woken or stopped.
