@@ -113,6 +113,22 @@ void Engine::start(const TransferPtr& t)
 void Engine::remove(const TransferPtr& t)
 {
     std::lock_guard<std::mutex> lk(mu_);
+    remove_locked(t);
+}
+
+bool Engine::remove_unless_written(const TransferPtr& t)
+{
+    std::lock_guard<std::mutex> lk(mu_);
+    if (t->kind() == Kind::Recv && t->pairing() == Pairing::Failed && t->peer_id() != 0 &&
+        t->backend() != nullptr) {
+        return true;
+    }
+    remove_locked(t);
+    return false;
+}
+
+void Engine::remove_locked(const TransferPtr& t)
+{
     if (t->null_peer()) {
         return;
     }

@@ -54,6 +54,11 @@ class Engine final : private ProgressThread::Work {
     /// MPI_Request_free (inactive, nobody else inside): withdraws it from matching, releases
     /// its backend and data tags.
     void remove(const std::shared_ptr<Transfer>& t);
+    /// As remove(), for a failed collective's transfer, unless it is a receive that failed
+    /// while paired: its sender may still write into it (an RMA Put issued before the sender
+    /// heard of the abort), so it keeps its backend. True if kept. Decided under the engine
+    /// lock, which the pairing state needs.
+    bool remove_unless_written(const std::shared_ptr<Transfer>& t);
     /// A round of @p task begins (its transfers are started): every progress pass advances it
     /// until it reports done.
     void start_task(const std::shared_ptr<Task>& task);
@@ -144,6 +149,7 @@ class Engine final : private ProgressThread::Work {
     /// Advances running transfer @p t; a backend failure fails the pair (and tells the peer).
     /// True once its round is complete (or failed).
     bool advance_locked(Transfer& t);
+    void remove_locked(const TransferPtr& t);
     void start_thread_locked();
     void wake() noexcept { thread_.wake(); }
 

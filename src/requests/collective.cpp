@@ -525,12 +525,11 @@ void Collective::release()
         // A receive aborted while paired may still be written by its sender (an RMA Put
         // issued before the sender heard of the abort): its backend (window attachment, flag
         // slots) and this collective's temporary buffers stay until MPI_Finalize.
-        if (failed && t->kind() == Kind::Recv && t->pairing() == progress::Pairing::Failed &&
-            t->peer_id() != 0 && t->backend() != nullptr) {
-            keep = true;
-            continue;
+        if (failed) {
+            keep = engine.remove_unless_written(t) || keep;
+        } else {
+            engine.remove(t);
         }
-        engine.remove(t);
     }
     if (keep) {
         engine.keep_until_finalize(shared_from_this());
