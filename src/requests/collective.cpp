@@ -522,9 +522,8 @@ void Collective::release()
     const bool failed = error_.load(std::memory_order_acquire) != MPI_SUCCESS;
     bool keep = false;
     for (const TransferPtr& t : all_) {
-        // A receive aborted while paired may still be written by its sender (an RMA Put
-        // issued before the sender heard of the abort): its backend (window attachment, flag
-        // slots) and this collective's temporary buffers stay until MPI_Finalize.
+        // A receive the engine keeps (Engine::remove_unless_written) keeps this collective's
+        // temporary buffers until MPI_Finalize as well.
         if (failed) {
             keep = engine.remove_unless_written(t) || keep;
         } else {
