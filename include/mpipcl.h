@@ -43,6 +43,10 @@ extern "C" {
  * inside the application's own calls (Start, Parrived, Wait, Test ...).
  */
 
+/** The name of the progress thread (pthread_setname_np), as `top -H`, `perf` and
+ * /proc/<pid>/task/<tid>/comm show it; mpipcl-bench reads its CPU time and wake-ups by it. */
+#define MPIPCL_PROGRESS_THREAD_NAME "mpipcl-progress"
+
 #if !MPIPCL_MPI_HAS_PARTITIONED
 /* This MPI's mpi.h (e.g. Open MPI 4.1) does not declare the partitioned calls: mpipcl's own
  * prototypes, exactly MPI-4.0's. Where mpi.h has them (MPICH 4, Open MPI 5) its prototypes are

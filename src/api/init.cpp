@@ -5,11 +5,18 @@
 #include <dlfcn.h>
 #include <mpi.h>
 
+#include <string_view>
+
+#include "common/config.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "mpipcl.h"
 #include "progress/comm_info.hpp"
 #include "progress/engine.hpp"
+
+static_assert(std::string_view(MPIPCL_PROGRESS_THREAD_NAME) ==
+                  std::string_view(mpipcl::kProgressThreadName),
+              "mpipcl.h names the progress thread as the library does");
 
 using mpipcl::api_guard;
 using mpipcl::ApiCall;

@@ -95,6 +95,8 @@ struct Config {
 // Timers of the progress thread and of the finalize drain (fixed; the tunable ones are the
 // MPIPCL_PROGRESS_* fields of Config).
 
+/// The progress thread's name (MPIPCL_PROGRESS_THREAD_NAME in mpipcl.h; at most 15 characters).
+inline constexpr const char* kProgressThreadName = "mpipcl-progress";
 /// The progress thread, polling while requests are active, yields the core this long after
 /// each event before it sleeps (growing to MPIPCL_PROGRESS_MAX_SLEEP_US).
 inline constexpr int kProgressYieldUs = 20;
