@@ -1,14 +1,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Checks mpipcl-bench --collective's CSV: -DCSV=<file> -DSIZES=<a,b> -DMODES=<m1,m2,...>.
 # One row per (mode, size), the columns in their order, positive perceived times, a ratio to
-# single of 1 in single's rows, and both ratios in every row.
+# single of 1 in single's rows, both ratios in every row, the compute kind, and a positive
+# compute slowdown and CPU per iteration.
 file(STRINGS "${CSV}" lines)
 list(LENGTH lines n)
 if(n EQUAL 0)
   message(FATAL_ERROR "${CSV}: empty or missing")
 endif()
 list(GET lines 0 header)
-set(expected_header "collective,ranks,partitions,bytes,mode,compute_ms,noise_pct,iterations,repeats,perceived_us_median,perceived_us_p10,perceived_us_p90,perceived_us_min,perceived_us_max,ratio_to_single,ratio_to_multi,mpi_library,mpipcl_version")
+set(expected_header "collective,ranks,partitions,bytes,mode,compute_ms,noise_pct,iterations,repeats,perceived_us_median,perceived_us_p10,perceived_us_p90,perceived_us_min,perceived_us_max,ratio_to_single,ratio_to_multi,mpi_library,mpipcl_version,compute,threads,compute_slowdown_median,cpu_ms")
 if(NOT header STREQUAL expected_header)
   message(FATAL_ERROR "${CSV}: header is\n  ${header}\nexpected\n  ${expected_header}")
 endif()
@@ -44,6 +45,17 @@ foreach(size IN LISTS sizes)
     endif()
     if(NOT to_single MATCHES "^[0-9]+\\.[0-9]+$" OR NOT to_multi MATCHES "^[0-9]+\\.[0-9]+$")
       message(FATAL_ERROR "${CSV}: ${mode} at ${size}: ratios '${to_single}', '${to_multi}'")
+    endif()
+    # The cost columns come last (after the quoted library string, which holds commas).
+    list(GET f -4 compute)
+    list(GET f -2 slowdown)
+    list(GET f -1 cpu)
+    if(NOT compute MATCHES "^(sleep|spin|work)$")
+      message(FATAL_ERROR "${CSV}: ${mode} at ${size}: compute '${compute}'")
+    endif()
+    if(NOT slowdown MATCHES "^[0-9]+\\.[0-9]+$" OR slowdown EQUAL 0 OR
+       NOT cpu MATCHES "^[0-9]+\\.[0-9]+$" OR cpu EQUAL 0)
+      message(FATAL_ERROR "${CSV}: ${mode} at ${size}: slowdown '${slowdown}', cpu '${cpu}'")
     endif()
     if(mode STREQUAL "single" AND NOT to_single STREQUAL "1.0000")
       message(FATAL_ERROR "${CSV}: single's ratio to itself is ${to_single}")

@@ -8,6 +8,11 @@
 # empty in send rows; the pipeline columns (reply_bytes ... early_replies_median) are filled in
 # pipeline rows only: a positive round trip, an early-bird share 0..1, 0..T early replies, and
 # an overhead where single ran (1 for single itself); with REPLY_BYTES, reply_bytes is that.
+# The cost columns: compute is COMPUTE (default sleep) and threads THREADS (if given); every
+# row has a positive compute slowdown and positive process CPU on both ranks; work_units_per_ms
+# is positive under work and empty otherwise; the progress thread's CPU and wake-ups are
+# numbers >= 0 where a progress thread ran, and empty in no row of a part-* mode but
+# part-native.
 cmake_minimum_required(VERSION 3.23)
 foreach(var CSV SIZES REQUIRED_MODES SIDES)
   if(NOT DEFINED ${var})
@@ -36,7 +41,9 @@ set(required_columns mode side size_bytes partitions threads compute_ms noise_pc
     late_us_median late_us_p90 clock_offset_us verify_errors mpi_library mpipcl_version
     repeats ratio_to_multi extra_ratio_to_multi moved reply_bytes round_trip_us_median
     round_trip_us_p10 round_trip_us_p90 part_round_trip_us_median early_bird_share_median
-    overhead early_replies_median)
+    overhead early_replies_median compute work_units_per_ms compute_slowdown_median
+    compute_slowdown_p90 send_cpu_ms send_progress_cpu_ms send_progress_wakeups recv_cpu_ms
+    recv_progress_cpu_ms recv_progress_wakeups)
 set(position 0)
 foreach(column IN LISTS required_columns)
   list(FIND columns ${column} found)
@@ -52,7 +59,9 @@ endforeach()
 list(LENGTH columns column_count)
 foreach(column perceived_us_median efficiency verify_errors repeats ratio_to_multi moved
                partitions reply_bytes round_trip_us_median part_round_trip_us_median
-               early_bird_share_median overhead early_replies_median)
+               early_bird_share_median overhead early_replies_median compute work_units_per_ms
+               compute_slowdown_median send_cpu_ms recv_cpu_ms send_progress_cpu_ms
+               send_progress_wakeups threads)
   list(FIND columns ${column} ${column}_index)
 endforeach()
 set(perceived_index ${perceived_us_median_index})
@@ -100,6 +109,39 @@ macro(check_pipeline_row)
   endif()
 endmacro()
 
+if(NOT DEFINED COMPUTE)
+  set(COMPUTE sleep)
+endif()
+# The cost columns of the row in fields (key, mode: the row's).
+macro(check_cost_row)
+  list(GET fields ${compute_index} value)
+  if(NOT value STREQUAL "${COMPUTE}")
+    message(FATAL_ERROR "compute '${value}' in row ${key}, expected ${COMPUTE}")
+  endif()
+  list(GET fields ${threads_index} value)
+  if(DEFINED THREADS AND NOT value STREQUAL "${THREADS}")
+    message(FATAL_ERROR "threads '${value}' in row ${key}, expected ${THREADS}")
+  endif()
+  list(GET fields ${work_units_per_ms_index} value)
+  if(COMPUTE STREQUAL "work" AND (NOT value MATCHES "${positive}" OR value EQUAL 0))
+    message(FATAL_ERROR "work_units_per_ms '${value}' in row ${key}, expected a positive rate")
+  elseif(NOT COMPUTE STREQUAL "work" AND NOT value STREQUAL "")
+    message(FATAL_ERROR "work_units_per_ms '${value}' in row ${key} without --compute work")
+  endif()
+  foreach(column compute_slowdown_median send_cpu_ms recv_cpu_ms)
+    list(GET fields ${${column}_index} value)
+    if(NOT value MATCHES "${positive}" OR value EQUAL 0)
+      message(FATAL_ERROR "${column} '${value}' in row ${key} is not positive")
+    endif()
+  endforeach()
+  foreach(column send_progress_cpu_ms send_progress_wakeups)
+    list(GET fields ${${column}_index} value)
+    if(mode MATCHES "^part-(persistent|rma|auto)$" AND NOT value MATCHES "${positive}")
+      message(FATAL_ERROR "${column} '${value}' in row ${key}: the progress thread was not found")
+    endif()
+  endforeach()
+endmacro()
+
 set(modes_seen "")
 foreach(line IN LISTS lines)
   # Quoted fields (the MPI library string) may hold commas: blank them out before splitting.
@@ -142,6 +184,7 @@ foreach(line IN LISTS lines)
       endif()
     endforeach()
   endif()
+  check_cost_row()
   list(GET fields ${errors_index} errors)
   if(NOT errors EQUAL 0)
     message(FATAL_ERROR "${errors} verify errors in row ${key}")

@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 #include <vector>
 
 namespace mpipcl::bench {
@@ -34,6 +36,17 @@ void fail(const char* what, int rc)
     std::fprintf(stderr, "[rank %d] %s failed: %s\n", rank, what, error_string(rc).c_str());
     MPI_Abort(MPI_COMM_WORLD, 3);
     std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] honest
+}
+
+void sleep_wait(MPI_Request* request, int sleep_us)
+{
+    for (int flag = 0;;) {
+        check(MPI_Test(request, &flag, MPI_STATUS_IGNORE), "MPI_Test");
+        if (flag != 0) {
+            return;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
+    }
 }
 
 std::string error_string(int rc)

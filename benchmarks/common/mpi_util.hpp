@@ -19,6 +19,10 @@ inline void check(int rc, const char* what)
     }
 }
 
+/// Completes @p request by testing it every @p sleep_us microseconds, sleeping in between: a
+/// rank that only waits leaves its core to those that compute (MPI_Wait may poll a core).
+void sleep_wait(MPI_Request* request, int sleep_us = 100);
+
 /// The text of an MPI error code.
 [[nodiscard]] std::string error_string(int rc);
 

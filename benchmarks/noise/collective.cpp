@@ -15,6 +15,8 @@
 #include <random>
 #include <thread>
 
+#include "compute.hpp"
+#include "cpu_usage.hpp"
 #include "crew.hpp"
 #include "mpi_util.hpp"
 #include "stats.hpp"
@@ -95,6 +97,7 @@ class CollectiveRun {
           clock_offset_(clock_offset),
           part_comms_(part_comms),
           crew_(crew),
+          plan_(options.compute_plan()),
           elements_(bytes / sizeof(double)),
           per_part_(elements_ / static_cast<std::size_t>(options.partitions)),
           input_(elements_),
@@ -123,7 +126,10 @@ class CollectiveRun {
 
     /// One round; returns the perceived time on rank 0 (0 elsewhere) and counts wrong result
     /// elements into @p errors.
-    double round(int round, int laggard_rank, int laggard_thread, long* errors);
+    double round(int round, int laggard_rank, int laggard, long* errors);
+
+    /// The slowest contributor's compute phase of the last round (s; rank 0, else 0).
+    [[nodiscard]] double phase() const { return phase_; }
 
    private:
     int init_partitioned(MPI_Info info)
@@ -215,6 +221,7 @@ class CollectiveRun {
     double clock_offset_;  ///< this rank's clock minus rank 0's (s)
     const std::vector<MPI_Comm>& part_comms_;
     Crew& crew_;
+    const ComputePlan plan_;
     int rank_ = 0;
     int size_ = 0;
     bool contributes_ = true;
@@ -224,6 +231,7 @@ class CollectiveRun {
     std::vector<double> result_;  ///< bcast: the buffer; reduce, allreduce: the result
     std::vector<MPI_Request> part_requests_;
     MPI_Request request_ = MPI_REQUEST_NULL;
+    double phase_ = 0;
 };
 
 void CollectiveRun::fill(int round)
@@ -260,7 +268,29 @@ long CollectiveRun::check_result(int round) const
     return wrong;
 }
 
-double CollectiveRun::round(int round, int laggard_rank, int laggard_thread, long* errors)
+/// A contributing rank's compute phase of one round that began at @p start: thread t computes
+/// its partitions of @p plan (laggard partition @p laggard, -1 for none), handing each over;
+/// the last to finish runs @p tail. Returns the end of the compute (sleep, spin: the scheduled
+/// end; work: the last compute end) and sets @p phase to the phase's length (s).
+template <class HandOver, class Tail>
+double compute_phase(const ComputePlan& plan, Crew& crew, Clock::time_point start, int laggard,
+                     HandOver&& hand_over, Tail&& tail, double* phase)
+{
+    std::vector<double> ends(static_cast<std::size_t>(plan.threads()), 0.0);
+    crew.run(
+        [&](int t) {
+            plan.run_share(t, start, laggard, [&](int p) {
+                ends[static_cast<std::size_t>(t)] = now();
+                hand_over(p);
+            });
+        },
+        tail);
+    const double last = *std::max_element(ends.begin(), ends.end());
+    *phase = last - seconds_of(start);
+    return plan.kind() == ComputeKind::work ? last : seconds_of(plan.scheduled_end(start, laggard));
+}
+
+double CollectiveRun::round(int round, int laggard_rank, int laggard, long* errors)
 {
     if (o_.verify || round == 0) {
         fill(round);
@@ -270,23 +300,18 @@ double CollectiveRun::round(int round, int laggard_rank, int laggard_thread, lon
         check(MPI_Start(&request_), "MPI_Start");
     }
     const auto start = Clock::now();
-    const auto compute = std::chrono::duration_cast<Clock::duration>(
-        std::chrono::duration<double, std::milli>(o_.compute_ms));
-    const auto lagging = std::chrono::duration_cast<Clock::duration>(
-        std::chrono::duration<double, std::milli>(o_.compute_ms * (1 + o_.noise_pct / 100)));
     const bool lags = rank_ == laggard_rank;
     double done = 0;
+    double end = -std::numeric_limits<double>::infinity();
+    double phase = 0;
     if (contributes_) {
-        crew_.run(
-            [&](int t) {
-                std::this_thread::sleep_until(start +
-                                              (lags && t == laggard_thread ? lagging : compute));
-                hand_over(t);
-            },
+        end = compute_phase(
+            plan_, crew_, start, lags ? laggard : -1, [&](int p) { hand_over(p); },
             [&] {
                 complete();
                 done = now();
-            });
+            },
+            &phase);
     } else {
         for (int t = 0; mode_ == Mode::multi && t < o_.partitions; ++t) {
             start_part(t);
@@ -294,17 +319,16 @@ double CollectiveRun::round(int round, int laggard_rank, int laggard_thread, lon
         complete();
         done = now();
     }
-    // The reference is the scheduled end of the laggard's compute (see sweep.cpp), on rank 0's
-    // clock; non-contributors compute nothing.
+    // The reference is the end of the laggard's compute (see sweep.cpp), on rank 0's clock;
+    // non-contributors compute nothing.
     const double offset = clock_offset_;
-    const double local[2] = {contributes_ ? seconds_of(start + (lags ? lagging : compute)) - offset
-                                          : -std::numeric_limits<double>::infinity(),
-                             done - offset};
-    double global[2] = {0, 0};
-    check(MPI_Reduce(local, global, 2, MPI_DOUBLE, MPI_MAX, kRoot, comm_), "MPI_Reduce");
+    const double local[3] = {end - offset, done - offset, phase};
+    double global[3] = {0, 0, 0};
+    check(MPI_Reduce(local, global, 3, MPI_DOUBLE, MPI_MAX, kRoot, comm_), "MPI_Reduce");
     if (o_.verify) {
         *errors += check_result(round);
     }
+    phase_ = global[2];
     return rank_ == kRoot ? global[1] - global[0] : 0;
 }
 
@@ -326,30 +350,96 @@ std::string size_text(std::size_t bytes)
                                    : std::to_string(bytes >> 10) + " KiB";
 }
 
-/// The repeats (or iterations) of one point, measured; rank 0 gets the perceived times.
-std::vector<double> run_repeat(const Options& options, Mode mode, std::size_t bytes, MPI_Comm comm,
-                               double offset, const std::vector<MPI_Comm>& part_comms, Crew& crew,
-                               std::mt19937& rng, long* verify_errors)
+/// One round's laggard, drawn alike on every rank (the generator is seeded alike everywhere):
+/// a rank and one of its partitions; a bcast's laggard is on the root, the only contributor.
+std::pair<int, int> draw_laggard(const Options& options, int size, std::mt19937& rng)
+{
+    std::uniform_int_distribution<int> pick_rank(0, size - 1);
+    std::uniform_int_distribution<int> pick_partition(0, options.partitions - 1);
+    int lag_rank = pick_rank(rng);
+    const int lag_partition = pick_partition(rng);
+    if (options.collective == CollectiveKind::bcast) {
+        lag_rank = kRoot;
+    }
+    return {lag_rank, lag_partition};
+}
+
+/// One run of one point's rounds: on rank 0 the perceived time and the slowest contributor's
+/// compute phase of every measured round; on every rank its process CPU per round.
+struct RepeatSample {
+    std::vector<double> perceived;
+    std::vector<double> phases;
+    double cpu = 0;
+};
+
+RepeatSample run_repeat(const Options& options, Mode mode, std::size_t bytes, MPI_Comm comm,
+                        double offset, const std::vector<MPI_Comm>& part_comms, Crew& crew,
+                        std::mt19937& rng, long* verify_errors)
 {
     int size = 0;
     check(MPI_Comm_size(comm, &size), "MPI_Comm_size");
-    std::uniform_int_distribution<int> pick_rank(0, size - 1);
-    std::uniform_int_distribution<int> pick_thread(0, options.partitions - 1);
     CollectiveRun run(options, mode, bytes, comm, offset, part_comms, crew);
-    std::vector<double> perceived;
+    RepeatSample sample;
+    CpuSample from;
     for (int it = 0; it < options.warmup + options.iterations; ++it) {
-        // Every rank draws the same laggard: the generator is seeded alike everywhere.
-        int lag_rank = pick_rank(rng);
-        const int lag_thread = pick_thread(rng);
-        if (options.collective == CollectiveKind::bcast) {
-            lag_rank = kRoot;  // only the root computes
+        if (it == options.warmup) {
+            from = cpu_sample();
         }
-        const double t = run.round(it, lag_rank, lag_thread, verify_errors);
+        const auto [lag_rank, lag_partition] = draw_laggard(options, size, rng);
+        const double t = run.round(it, lag_rank, lag_partition, verify_errors);
         if (it >= options.warmup) {
-            perceived.push_back(t);
+            sample.perceived.push_back(t);
+            sample.phases.push_back(run.phase());
         }
     }
-    return perceived;
+    sample.cpu = cpu_per_iteration(from, cpu_sample(), options.iterations).process;
+    return sample;
+}
+
+/// The contributors' compute phase without communication, the same number of rounds: the
+/// median over rounds of the slowest contributor's phase (rank 0; s). Non-contributors sleep
+/// meanwhile. Collective.
+double compute_reference(const Options& options, MPI_Comm comm, Crew& crew, std::mt19937 rng)
+{
+    int rank = 0;
+    int size = 0;
+    check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+    check(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+    const bool contributes = options.collective != CollectiveKind::bcast || rank == kRoot;
+    const ComputePlan plan = options.compute_plan();
+    std::vector<double> phases;
+    for (int it = 0; it < options.warmup + options.iterations; ++it) {
+        const auto [lag_rank, lag_partition] = draw_laggard(options, size, rng);
+        check(MPI_Barrier(comm), "MPI_Barrier");
+        double phase = 0;
+        if (contributes) {
+            compute_phase(
+                plan, crew, Clock::now(), rank == lag_rank ? lag_partition : -1, [](int) {}, [] {},
+                &phase);
+        }
+        // Sleep-wait for the slowest: a blocking reduction would poll a core.
+        double slowest = 0;
+        MPI_Request request = MPI_REQUEST_NULL;
+        check(MPI_Ireduce(&phase, &slowest, 1, MPI_DOUBLE, MPI_MAX, kRoot, comm, &request),
+              "MPI_Ireduce");
+        sleep_wait(&request);
+        if (it >= options.warmup) {
+            phases.push_back(slowest);
+        }
+    }
+    return summarize(phases).median;
+}
+
+/// The median of the ranks' @p value (on rank 0). Collective.
+double median_over_ranks(double value, MPI_Comm comm)
+{
+    int rank = 0;
+    int size = 0;
+    check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+    check(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+    std::vector<double> all(static_cast<std::size_t>(size));
+    check(MPI_Gather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, kRoot, comm), "MPI_Gather");
+    return rank == kRoot ? summarize(all).median : 0;
 }
 
 double ratio(const std::vector<CollectivePoint>& points, const CollectivePoint& p, Mode to)
@@ -415,7 +505,7 @@ std::vector<CollectivePoint> measure_collective(const Options& options,
             check(MPI_Comm_dup(comm, &c), "MPI_Comm_dup");
         }
     }
-    Crew crew(options.partitions);
+    Crew crew(options.compute_threads());
     std::mt19937 rng(options.seed);
     std::vector<CollectivePoint> points;
     const std::size_t total =
@@ -424,25 +514,38 @@ std::vector<CollectivePoint> measure_collective(const Options& options,
     for (const std::size_t bytes : options.sizes) {
         const std::size_t first = points.size();
         for (const Mode mode : modes) {
-            points.push_back(CollectivePoint{mode, bytes, {}});
+            points.push_back(CollectivePoint{mode, bytes, {}, {}, {}});
         }
         for (int r = 0; r < options.repeats; ++r) {
+            // The slowdown's reference, in every repeat, right before the modes it is compared
+            // with.
+            const double reference = compute_reference(options, comm, crew, rng);
             for (std::size_t k = 0; k < modes.size(); ++k) {
                 const std::size_t m = (k + static_cast<std::size_t>(r)) % modes.size();
-                std::vector<double> sample = run_repeat(options, modes[m], bytes, comm, offset,
-                                                        part_comms, crew, rng, verify_errors);
-                auto& into = points[first + m].perceived;
-                if (options.repeats == 1) {
-                    into = sample;
-                } else {
-                    into.push_back(summarize(sample).median);
+                const RepeatSample sample = run_repeat(options, modes[m], bytes, comm, offset,
+                                                       part_comms, crew, rng, verify_errors);
+                CollectivePoint& point = points[first + m];
+                std::vector<double> slowdown;
+                for (const double phase : sample.phases) {
+                    slowdown.push_back(phase / reference);
                 }
+                if (options.repeats == 1) {
+                    point.perceived = sample.perceived;
+                    point.slowdown = slowdown;
+                } else {
+                    point.perceived.push_back(summarize(sample.perceived).median);
+                    point.slowdown.push_back(summarize(slowdown).median);
+                }
+                point.cpu.push_back(median_over_ranks(sample.cpu, comm));
                 ++done;
                 if (rank == kRoot) {
-                    std::fprintf(stderr, "mpipcl-bench: [%zu/%zu] %s %s %s: perceived %.1f us\n",
+                    std::fprintf(stderr,
+                                 "mpipcl-bench: [%zu/%zu] %s %s %s: perceived %.1f us, compute "
+                                 "slowdown %.3f\n",
                                  done, total, collective_name(options.collective),
                                  mode_name(modes[m]), size_text(bytes).c_str(),
-                                 summarize(sample).median * 1e6);
+                                 summarize(sample.perceived).median * 1e6,
+                                 summarize(slowdown).median);
                 }
             }
         }
@@ -459,9 +562,10 @@ void print_collective_table(std::FILE* out, const Options& options, const RunInf
                             const std::vector<CollectivePoint>& points)
 {
     std::fprintf(out,
-                 "# mpipcl-bench --collective %s: %d ranks, %d partitions (threads per rank), "
-                 "compute %g ms, noise %g %%, %d iterations, %d repeats\n",
-                 collective_name(options.collective), ranks, options.partitions, options.compute_ms,
+                 "# mpipcl-bench --collective %s: %d ranks, %d partitions, %d compute threads "
+                 "per rank, compute %s %g ms, noise %g %%, %d iterations, %d repeats\n",
+                 collective_name(options.collective), ranks, options.partitions,
+                 options.compute_threads(), compute_name(options.compute), options.compute_ms,
                  options.noise_pct, options.iterations, options.repeats);
     std::fprintf(out, "# %s; mpipcl %s\n", info.mpi_library.c_str(), info.mpipcl_version.c_str());
     for (const auto& [mode, reason] : info.skipped) {
@@ -470,14 +574,17 @@ void print_collective_table(std::FILE* out, const Options& options, const RunInf
     std::fprintf(out,
                  "# perceived = the last rank's completion - the end of the laggard's "
                  "compute; single = one collective after the join, multi = one "
-                 "non-blocking collective per partition\n");
-    std::fprintf(out, "%10s  %-16s %14s %28s %10s %10s\n", "size", "mode", "perceived us",
-                 "[p10 .. p90]", "vs single", "vs multi");
+                 "non-blocking collective per partition;\n# slowdown = the slowest contributor's "
+                 "compute phase / the same compute without communication; cpu = process CPU ms "
+                 "per iteration, median over ranks\n");
+    std::fprintf(out, "%10s  %-16s %14s %28s %10s %10s %9s %8s\n", "size", "mode", "perceived us",
+                 "[p10 .. p90]", "vs single", "vs multi", "slowdown", "cpu ms");
     for (const auto& p : points) {
         const Stats s = summarize(p.perceived);
-        std::fprintf(out, "%10s  %-16s %14.1f [%11.1f .. %11.1f] %10.2f %10.2f\n",
+        std::fprintf(out, "%10s  %-16s %14.1f [%11.1f .. %11.1f] %10.2f %10.2f %9.3f %8.2f\n",
                      size_text(p.bytes).c_str(), mode_name(p.mode), s.median * 1e6, s.p10 * 1e6,
-                     s.p90 * 1e6, ratio(points, p, Mode::single), ratio(points, p, Mode::multi));
+                     s.p90 * 1e6, ratio(points, p, Mode::single), ratio(points, p, Mode::multi),
+                     summarize(p.slowdown).median, summarize(p.cpu).median * 1e3);
     }
 }
 
@@ -487,15 +594,20 @@ void write_collective_csv(std::FILE* out, const Options& options, const RunInfo&
     std::fprintf(out,
                  "collective,ranks,partitions,bytes,mode,compute_ms,noise_pct,iterations,repeats,"
                  "perceived_us_median,perceived_us_p10,perceived_us_p90,perceived_us_min,"
-                 "perceived_us_max,ratio_to_single,ratio_to_multi,mpi_library,mpipcl_version\n");
+                 "perceived_us_max,ratio_to_single,ratio_to_multi,mpi_library,mpipcl_version,"
+                 "compute,threads,compute_slowdown_median,cpu_ms\n");
     for (const auto& p : points) {
         const Stats s = summarize(p.perceived);
-        std::fprintf(out, "%s,%d,%d,%zu,%s,%g,%g,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f,%.4f,%s,%s\n",
+        std::fprintf(out,
+                     "%s,%d,%d,%zu,%s,%g,%g,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f,%.4f,%s,%s,%s,%d,"
+                     "%.4f,%.4f\n",
                      collective_name(options.collective), ranks, options.partitions, p.bytes,
                      mode_name(p.mode), options.compute_ms, options.noise_pct, options.iterations,
                      options.repeats, s.median * 1e6, s.p10 * 1e6, s.p90 * 1e6, s.min * 1e6,
                      s.max * 1e6, ratio(points, p, Mode::single), ratio(points, p, Mode::multi),
-                     csv_quoted(info.mpi_library).c_str(), csv_quoted(info.mpipcl_version).c_str());
+                     csv_quoted(info.mpi_library).c_str(), csv_quoted(info.mpipcl_version).c_str(),
+                     compute_name(options.compute), options.compute_threads(),
+                     summarize(p.slowdown).median, summarize(p.cpu).median * 1e3);
     }
 }
 

@@ -20,6 +20,11 @@ struct CollectivePoint {
     Mode mode = Mode::single;
     std::size_t bytes = 0;
     std::vector<double> perceived;  ///< seconds
+    /// The slowest contributing rank's compute phase over the same compute without
+    /// communication, per iteration (or per repeat, its median).
+    std::vector<double> slowdown;
+    /// Process CPU seconds per iteration, the median over the ranks, one per run.
+    std::vector<double> cpu;
 };
 
 /// Checks the command line for a collective run (sizes a multiple of 8 * partitions, modes

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collective.hpp"
+#include "compute.hpp"
 #include "mpi_util.hpp"
 #include "options.hpp"
 #include "report.hpp"
@@ -113,6 +114,24 @@ void write_tuning(std::FILE* file, const Options& options, const RunInfo& info,
     std::fprintf(stdout, "#\n# tuning file %s:\n%s", options.tune.c_str(), text.c_str());
 }
 
+/// --compute work: every rank calibrates the kernel at once (one core each on an idle
+/// machine), and all use the fastest rank's figure, so every rank computes the same work.
+/// Collective.
+void calibrate_work(Options& options, MPI_Comm comm, int rank)
+{
+    if (options.compute != ComputeKind::work) {
+        return;
+    }
+    check(MPI_Barrier(comm), "MPI_Barrier");
+    double units = WorkKernel::calibrate();
+    check(MPI_Allreduce(MPI_IN_PLACE, &units, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
+    options.work_units_per_ms = units;
+    if (rank == 0) {
+        std::fprintf(stderr, "mpipcl-bench: --compute work: %.0f units per ms on an idle core\n",
+                     units);
+    }
+}
+
 /// --collective: measures, prints the table and writes the CSV (rank 0). Collective.
 int run_collective(const Options& options, RunInfo& info, MPI_Comm comm, int rank, int size,
                    std::FILE* csv)
@@ -152,11 +171,12 @@ int main(int argc, char** argv)
         MPI_Finalize();
         return code;
     }
-    const Options& options = parsed.options;
+    Options options = parsed.options;
 
     MPI_Comm comm = MPI_COMM_NULL;
     check(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "MPI_Comm_dup");
     check(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    calibrate_work(options, comm, rank);
     bool csv_ok = false;
     std::FILE* csv = open_output(options.csv, "--csv", comm, rank, csv_ok);
     bool tune_ok = false;

@@ -137,9 +137,9 @@ std::vector<Side> parse_side(const std::string& text)
 
 constexpr const char* kDescription =
     R"(Early-bird / noise benchmark of partitioned communication (rank 0 sends, rank 1 receives).
-Each iteration, T sender threads "compute" (sleep) C ms, one of them C*(1+N/100) ms, then hand
-over their part; the sender measures the perceived time from the last thread's hand-over to
-the receiver's acknowledgement. In a pipeline, receiver thread t answers data part t at once
+Each iteration, T sender threads compute (sleep, spin or work) C ms over their partitions, one
+partition C*N/100 ms longer, handing each partition over as soon as it is computed; the sender
+measures the perceived time from the end of the compute to the receiver's acknowledgement. In a pipeline, receiver thread t answers data part t at once
 with reply part t, which sender thread t polls for: the per-partition round trips.)";
 
 constexpr const char* kFooter =
@@ -206,12 +206,34 @@ std::unique_ptr<CLI::App> make_app(Options& o)
         [&o](const std::string& v) {
             o.partitions = static_cast<int>(parse_integer("--partitions", v, 1, kMaxPartitions));
         },
-        "T", "sender threads = partitions on both sides, 1..1024",
-        std::to_string(defaults.partitions));
+        "P", "partitions on both sides, 1..1024", std::to_string(defaults.partitions));
+    option(
+        "--threads",
+        [&o](const std::string& v) {
+            o.threads = static_cast<int>(parse_integer("--threads", v, 1, kMaxPartitions));
+        },
+        "T",
+        "compute threads of a computing rank; partition p belongs to thread p mod T, each "
+        "thread computes and hands over its partitions in turn (at most P are used)",
+        "one per partition");
+    option(
+        "--compute",
+        [&o](const std::string& v) {
+            if (!parse_compute(v, &o.compute)) {
+                throw UsageError("--compute: '" + v + "' is not sleep, spin or work");
+            }
+        },
+        "K",
+        "how threads compute: sleep (idle cores), spin (busy until the deadline, as ICPP'22), "
+        "work (arithmetic calibrated at start to take the same time on an idle core)",
+        compute_name(defaults.compute));
     option(
         "--compute-ms",
         [&o](const std::string& v) { o.compute_ms = parse_real("--compute-ms", v, kMaxComputeMs); },
-        "C", "compute time per thread in ms", number(defaults.compute_ms));
+        "C",
+        "compute time of a thread per iteration in ms (each partition C / ceil(P/T), so with "
+        "T = P each thread computes C)",
+        number(defaults.compute_ms));
     option(
         "--noise", [&o](const std::string& v) { o.noise_pct = parse_real("--noise", v, 1000.0); },
         "N", "extra compute of the one laggard thread, percent of C", number(defaults.noise_pct));

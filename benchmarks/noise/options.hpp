@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "compute.hpp"
+
 namespace mpipcl::bench {
 
 /// How the sender moves its buffer (the paper's single-send, multi-send, and partitioned).
@@ -53,7 +55,15 @@ struct Options {
     std::vector<Mode> modes{std::begin(kAllModes), std::end(kAllModes)};
     bool modes_given = false;  ///< --modes was passed: report unsupported ones as skipped
     std::vector<std::size_t> sizes{64u << 10, 256u << 10, 1u << 20, 4u << 20, 16u << 20, 64u << 20};
-    int partitions = 16;  ///< sender threads = send partitions = receive partitions
+    int partitions = 16;  ///< send partitions = receive partitions
+    /// --threads: compute threads per computing rank; partition p belongs to thread p % T.
+    /// 0 (the default): one per partition.
+    int threads = 0;
+    /// --compute: how the threads compute (sleep, spin, work).
+    ComputeKind compute = ComputeKind::sleep;
+    /// --compute work: arithmetic units per millisecond, calibrated at start (main; not an
+    /// option).
+    double work_units_per_ms = 0;
     double compute_ms = 10.0;
     double noise_pct = 4.0;
     std::vector<Side> sides{Side::send, Side::recv};
@@ -78,6 +88,19 @@ struct Options {
     bool sides_given = false;
     bool repeats_given = false;
     bool help = false;
+
+    /// The compute threads T of a computing rank (--threads, or one per partition).
+    [[nodiscard]] int compute_threads() const
+    {
+        return threads > 0 && threads < partitions ? threads : partitions;
+    }
+
+    /// The compute phase of one iteration on a computing rank.
+    [[nodiscard]] ComputePlan compute_plan() const
+    {
+        return ComputePlan(compute, compute_ms, compute_ms * noise_pct / 100.0, partitions,
+                           compute_threads(), work_units_per_ms);
+    }
 
     /// The laggard's extra compute time d = C * N / 100, in seconds.
     [[nodiscard]] double laggard_delay() const { return compute_ms * noise_pct / 100.0 / 1e3; }

@@ -2,6 +2,7 @@
 // Output of mpipcl-bench: derived metrics, the stdout table, the CSV file and the gnuplot plot.
 #include "report.hpp"
 
+#include <mpipcl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -65,12 +66,13 @@ std::string repeats_text(const Options& o)
 
 std::string parameters_line(const Options& o)
 {
-    char text[384];
+    char text[448];
     std::snprintf(text, sizeof text,
-                  "%d partitions = sender threads, compute %g ms, noise %g %% (laggard delay d = "
-                  "%g ms), %d iterations + %d warm-up%s, seed %u%s",
-                  o.partitions, o.compute_ms, o.noise_pct, o.laggard_delay() * 1e3, o.iterations,
-                  o.warmup, repeats_text(o).c_str(), o.seed,
+                  "%d partitions, %d compute threads, compute %s %g ms, noise %g %% (laggard delay "
+                  "d = %g ms), %d iterations + %d warm-up%s, seed %u%s",
+                  o.partitions, o.compute_threads(), compute_name(o.compute), o.compute_ms,
+                  o.noise_pct, o.laggard_delay() * 1e3, o.iterations, o.warmup,
+                  repeats_text(o).c_str(), o.seed,
                   o.verify ? ", --verify (timings not meaningful)" : "");
     return text;
 }
@@ -227,6 +229,40 @@ void run_gnuplot(const std::string& script_path)
     }
 }
 
+/// "%.*f" of @p value, or "-" for NaN (not measured: no progress thread).
+std::string fixed(double value, int digits)
+{
+    if (std::isnan(value)) {
+        return "-";
+    }
+    char text[32];
+    std::snprintf(text, sizeof text, "%.*f", digits, value);
+    return text;
+}
+
+/// What each point cost: the compute slowdown and the CPU of both processes and of their
+/// progress threads, per iteration.
+void print_cost_table(std::FILE* out, const std::vector<PointResult>& points,
+                      const Options& options)
+{
+    std::fprintf(out,
+                 "#\n# cost per iteration (medians): slowdown = the sender's compute phase / the "
+                 "same compute without communication (%s);\n# cpu = process CPU ms (getrusage), "
+                 "prog = the %s thread's CPU ms, wake = its wake-ups; sender | receiver\n",
+                 compute_name(options.compute), MPIPCL_PROGRESS_THREAD_NAME);
+    std::fprintf(out, "%10s  %-16s %-8s %9s %9s %9s %8s | %9s %9s %8s\n", "size", "mode", "side",
+                 "slowdown", "cpu ms", "prog ms", "wake", "cpu ms", "prog ms", "wake");
+    for (const PointResult& p : points) {
+        const Metrics m = derive(p, options);
+        std::fprintf(out, "%10s  %-16s %-8s %9s %9s %9s %8s | %9s %9s %8s\n",
+                     format_size(p.bytes).c_str(), mode_name(p.mode), side_name(p.side),
+                     fixed(m.slowdown.median, 3).c_str(), fixed(m.send_cpu_ms, 2).c_str(),
+                     fixed(m.send_progress_ms, 3).c_str(), fixed(m.send_wakeups, 1).c_str(),
+                     fixed(m.recv_cpu_ms, 2).c_str(), fixed(m.recv_progress_ms, 3).c_str(),
+                     fixed(m.recv_wakeups, 1).c_str());
+    }
+}
+
 /// The pipeline side's own figures, one line per pipeline point (nothing without any).
 void print_pipeline_table(std::FILE* out, const Options& options,
                           const std::vector<PointResult>& points)
@@ -276,6 +312,26 @@ std::string csv_quoted(const std::string& text)
     return out + "\"";
 }
 
+double ideal_head_start(const Options& options, double send_time)
+{
+    const ComputePlan plan = options.compute_plan();
+    const auto parts = static_cast<double>(options.partitions);
+    std::vector<double> head_starts;
+    for (int laggard = 0; laggard < options.partitions; ++laggard) {
+        std::vector<double> at = plan.handover_offsets(laggard);
+        std::sort(at.begin(), at.end());
+        // The data handed over from at[k] on, (P - k) partitions, cannot finish before
+        // at[k] + (P - k) * S / (P * B): what is left after the end is the largest excess.
+        double left = 0;
+        for (std::size_t k = 0; k < at.size(); ++k) {
+            left = std::max(
+                left, at[k] - at.back() + (parts - static_cast<double>(k)) * send_time / parts);
+        }
+        head_starts.push_back(send_time - left);
+    }
+    return summarize(head_starts).median;
+}
+
 Metrics derive(const PointResult& point, const Options& options)
 {
     Metrics m;
@@ -294,13 +350,22 @@ Metrics derive(const PointResult& point, const Options& options)
     m.part_round_trip_us = summarize(scaled(point.part_round_trip, kMicro));
     m.inside = summarize(point.inside);
     m.early_replies = summarize(point.early_replies);
+    m.slowdown = summarize(point.slowdown);
+    constexpr double kMilli = 1e3;
+    m.send_cpu_ms = summarize(point.send_cpu).median * kMilli;
+    m.send_progress_ms = summarize(point.send_progress_cpu).median * kMilli;
+    m.send_wakeups = summarize(point.send_wakeups).median;
+    m.recv_cpu_ms = summarize(point.recv_cpu).median * kMilli;
+    m.recv_progress_ms = summarize(point.recv_progress_cpu).median * kMilli;
+    m.recv_wakeups = summarize(point.recv_wakeups).median;
 
     const Baseline& base = point.baseline;
     const double part_bytes = bytes / options.partitions;
     const double bandwidth = base.bandwidth(point.bytes);
     const double part_bandwidth = base.part_bandwidth(point.bytes / options.partitions);
-    const double ideal = base.latency + std::max(part_bytes / part_bandwidth,
-                                                 bytes / bandwidth - options.laggard_delay());
+    const double ideal =
+        base.latency + std::max(part_bytes / part_bandwidth,
+                                bytes / bandwidth - ideal_head_start(options, bytes / bandwidth));
     m.latency_us = base.latency * kMicro;
     m.one_send_bw = bytes / (base.send_time - base.latency) / kMiB;
     m.stream_bw = bytes / (base.stream_time - base.latency) / kMiB;
@@ -349,6 +414,16 @@ PointResult combine_repeats(const std::vector<PointResult>& repeats)
         push_median(out.part_round_trip, r.part_round_trip);
         push_median(out.inside, r.inside);
         push_median(out.early_replies, r.early_replies);
+        push_median(out.slowdown, r.slowdown);
+        // One value per run: the repeats' values side by side.
+        for (auto [into, from] : {std::pair{&out.send_cpu, &r.send_cpu},
+                                  {&out.send_progress_cpu, &r.send_progress_cpu},
+                                  {&out.send_wakeups, &r.send_wakeups},
+                                  {&out.recv_cpu, &r.recv_cpu},
+                                  {&out.recv_progress_cpu, &r.recv_progress_cpu},
+                                  {&out.recv_wakeups, &r.recv_wakeups}}) {
+            into->insert(into->end(), from->begin(), from->end());
+        }
         out.verify_errors += r.verify_errors;
     }
     return out;
@@ -540,6 +615,7 @@ void print_table(std::FILE* out, const Options& options, const RunInfo& info,
                      moved, p.verify_errors > 0 ? "  VERIFY FAILED" : "");
     }
     print_pipeline_table(out, options, points);
+    print_cost_table(out, points, options);
     std::fflush(out);
 }
 
@@ -560,7 +636,9 @@ void write_csv(std::FILE* out, const Options& options, const RunInfo& info,
                  "ratio_to_multi,extra_ratio_to_multi,moved,"
                  "reply_bytes,round_trip_us_median,round_trip_us_p10,round_trip_us_p90,"
                  "part_round_trip_us_median,early_bird_share_median,overhead,"
-                 "early_replies_median\n");
+                 "early_replies_median,compute,work_units_per_ms,compute_slowdown_median,"
+                 "compute_slowdown_p90,send_cpu_ms,send_progress_cpu_ms,send_progress_wakeups,"
+                 "recv_cpu_ms,recv_progress_cpu_ms,recv_progress_wakeups\n");
     const std::vector<Ratio> all_ratios = ratios(points, options);
     const std::string library = csv_quoted(info.mpi_library);
     const std::string version = csv_quoted(info.mpipcl_version);
@@ -591,7 +669,7 @@ void write_csv(std::FILE* out, const Options& options, const RunInfo& info,
                                  m.late_us.p90,
                                  p.baseline.clock_offset * kMicro};
         std::fprintf(out, "%s,%s,%zu,%d,%d,%s,%s,%s,%d,%d,%u,%d", mode_name(p.mode),
-                     side_name(p.side), p.bytes, options.partitions, options.partitions,
+                     side_name(p.side), p.bytes, options.partitions, options.compute_threads(),
                      csv_number(options.compute_ms).c_str(), csv_number(options.noise_pct).c_str(),
                      csv_number(options.laggard_delay() * 1e3).c_str(), options.iterations,
                      options.warmup, options.seed, options.verify ? 1 : 0);
@@ -620,6 +698,21 @@ void write_csv(std::FILE* out, const Options& options, const RunInfo& info,
                                overhead(points, p, options),
                                m.early_replies.median};
         for (const double v : tail) {
+            std::fprintf(out, ",%s", csv_number(v).c_str());
+        }
+        // What it cost (per iteration; CPU in ms).
+        std::fprintf(out, ",%s", compute_name(options.compute));
+        const double cost[] = {
+            options.compute == ComputeKind::work ? options.work_units_per_ms : NAN,
+            m.slowdown.median,
+            m.slowdown.p90,
+            m.send_cpu_ms,
+            m.send_progress_ms,
+            m.send_wakeups,
+            m.recv_cpu_ms,
+            m.recv_progress_ms,
+            m.recv_wakeups};
+        for (const double v : cost) {
             std::fprintf(out, ",%s", csv_number(v).c_str());
         }
         std::fputc('\n', out);
@@ -706,6 +799,65 @@ std::string ratio_script(const std::string& png_path, const Options& options, co
 }
 }  // namespace
 
+/// What the points cost against size, one line per mode and side: the compute slowdown, and
+/// the sender's and the receiver's process CPU per iteration.
+std::string cost_script(const std::string& png_path, const Options& options, const RunInfo& info,
+                        const std::vector<PointResult>& points)
+{
+    std::ostringstream gp;
+    gp << script_header(png_path, "1500,560");
+    // Panels: slowdown (column 2), sender CPU (3), receiver CPU (4).
+    std::vector<std::string> panels[3];
+    int block = 0;
+    for (const Mode mode : kAllModes) {
+        for (const Side side : kAllSides) {
+            std::ostringstream rows;
+            for (const PointResult& p : points) {
+                if (p.mode == mode && p.side == side) {
+                    const Metrics m = derive(p, options);
+                    rows << p.bytes << ' ' << m.slowdown.median << ' ' << m.send_cpu_ms << ' '
+                         << m.recv_cpu_ms << '\n';
+                }
+            }
+            if (rows.str().empty()) {
+                continue;
+            }
+            const std::string name = "$c" + std::to_string(block++);
+            gp << name << " << EOD\n" << rows.str() << "EOD\n";
+            static const char* const dashes[] = {"", " dashtype 2", " dashtype 4"};
+            static_assert(std::size(dashes) == std::size(kAllSides));
+            const std::string title =
+                " title " + gp_quoted(std::string(mode_name(mode)) + " " + side_name(side));
+            for (int c = 0; c < 3; ++c) {
+                panels[c].push_back(name + " using 1:" + std::to_string(c + 2) +
+                                    " with linespoints" + dashes[static_cast<int>(side)] + title);
+            }
+        }
+    }
+    std::string xtics;
+    std::vector<std::size_t> sizes;
+    for (const PointResult* p : first_per_size(points)) {
+        xtics += (xtics.empty() ? "" : ", ") + gp_quoted(format_size(p->bytes)) + " " +
+                 std::to_string(p->bytes);
+        sizes.push_back(p->bytes);
+    }
+    std::sort(sizes.begin(), sizes.end());
+    panels[0].push_back("1.0 with lines linecolor 'gray' title 'no slowdown'");
+    gp << "set multiplot layout 1,3 title "
+       << gp_quoted(info.mpi_library.substr(0, info.mpi_library.find(',')) + " | mpipcl " +
+                    info.mpipcl_version + " | " + parameters_line(options))
+       << "\nset logscale x 2\nset xrange [" << static_cast<double>(sizes.front()) / 1.5 << ":"
+       << static_cast<double>(sizes.back()) * 1.5 << "]\nset xtics (" << xtics
+       << ")\nset grid\nset key outside below horizontal\nset yrange [0:*]\n"
+       << "set title 'compute slowdown (compute phase / without communication)'\n"
+       << "set ylabel 'slowdown'\n"
+       << plot_command(panels[0]) << "set title 'sender: process CPU per iteration'\n"
+       << "set ylabel 'CPU ms'\n"
+       << plot_command(panels[1]) << "set title 'receiver: process CPU per iteration'\n"
+       << plot_command(panels[2]) << "unset multiplot\n";
+    return gp.str();
+}
+
 void write_plot(const std::string& png_path, const Options& options, const RunInfo& info,
                 const std::vector<PointResult>& points)
 {
@@ -715,6 +867,7 @@ void write_plot(const std::string& png_path, const Options& options, const RunIn
     if (!all.empty()) {
         plot_with(stem + "-ratio.gp", ratio_script(stem + "-ratio.png", options, info, all));
     }
+    plot_with(stem + "-cost.gp", cost_script(stem + "-cost.png", options, info, points));
 }
 
 }  // namespace mpipcl::bench

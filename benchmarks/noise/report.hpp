@@ -35,16 +35,33 @@ struct Metrics {
     Stats part_round_trip_us;  ///< pipeline: median per-partition round trip per round
     Stats inside;              ///< pipeline: share of the round trip inside the compute phase
     Stats early_replies;       ///< pipeline: replies that arrived before the last data partition
-    double latency_us = 0;     ///< L
-    double one_send_bw = 0;    ///< one send of S
-    double stream_bw = 0;      ///< P MPI_Isends of S/P
-    double send_bw = 0;        ///< B: the faster of the two above
-    double part_bw = 0;        ///< B_part: one send of S/P
-    double ideal_us = 0;       ///< T* = L + max(S/(P*B_part), S/B - d)
-    double efficiency = 0;     ///< T* / median perceived time
+    Stats slowdown;            ///< sender's compute phase / the same compute without communication
+    /// Per iteration, median over repeats: CPU milliseconds of the process and of its progress
+    /// thread, and the progress thread's wake-ups, on the sender and on the receiver.
+    double send_cpu_ms = NAN;
+    double send_progress_ms = NAN;
+    double send_wakeups = NAN;
+    double recv_cpu_ms = NAN;
+    double recv_progress_ms = NAN;
+    double recv_wakeups = NAN;
+    double latency_us = 0;   ///< L
+    double one_send_bw = 0;  ///< one send of S
+    double stream_bw = 0;    ///< P MPI_Isends of S/P
+    double send_bw = 0;      ///< B: the faster of the two above
+    double part_bw = 0;      ///< B_part: one send of S/P
+    double ideal_us = 0;     ///< T* = L + max(S/(P*B_part), S/B - d)
+    double efficiency = 0;   ///< T* / median perceived time
 };
 
 [[nodiscard]] Metrics derive(const PointResult& point, const Options& options);
+
+/**
+ * The ideal bound's head start: how much of a plain send of all S bytes (@p send_time = S/B)
+ * can happen before the compute ends, given when each partition is handed over (the compute
+ * plan: T threads, one laggard partition), the median over the laggard's position. With one
+ * thread per partition it is d, the laggard's delay: T* = L + max(S/(P*B_part), S/B - d).
+ */
+[[nodiscard]] double ideal_head_start(const Options& options, double send_time);
 
 /// Pipeline side: the median round trip of @p point over that of single at the same size (the
 /// ICPP'22 overhead: one MPI_Send of the whole buffer and one reply, after the threads joined);
@@ -93,8 +110,10 @@ void write_csv(std::FILE* out, const Options& options, const RunInfo& info,
 /**
  * Writes a gnuplot script beside png_path (".png" replaced by ".gp") and runs gnuplot on it:
  * perceived bandwidth against total size, one line per mode, plus the ideal S/T*; with recv-side
- * points a second panel shows communication and extra compute time. A missing gnuplot or a
- * failed run only prints a warning. Spawns a process: call after MPI_Finalize.
+ * points a second panel shows communication and extra compute time. Beside it, "-ratio.png"
+ * (perceived time over multi's) and "-cost.png" (compute slowdown and the CPU per iteration of
+ * sender and receiver). A missing gnuplot or a failed run only prints a warning. Spawns a
+ * process: call after MPI_Finalize.
  */
 void write_plot(const std::string& png_path, const Options& options, const RunInfo& info,
                 const std::vector<PointResult>& points);

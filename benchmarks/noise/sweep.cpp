@@ -36,12 +36,6 @@ using Clock = std::chrono::steady_clock;
 /// Seconds on this process's steady clock; the receiver's differ by the estimated offset.
 double now() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
 
-Clock::duration milliseconds(double ms)
-{
-    return std::chrono::duration_cast<Clock::duration>(
-        std::chrono::duration<double, std::milli>(ms));
-}
-
 /// Byte i of the buffer in iteration round under --verify: a multiplicative hash, so a
 /// shifted or swapped part or a stale iteration shows up as a mismatch.
 unsigned char pattern(int round, std::size_t i)
@@ -53,7 +47,8 @@ unsigned char pattern(int round, std::size_t i)
 
 }  // namespace
 
-Sweep::Sweep(const Options& options, MPI_Comm comm) : options_(options), comm_(comm)
+Sweep::Sweep(const Options& options, MPI_Comm comm)
+    : options_(options), plan_(options.compute_plan()), comm_(comm)
 {
     check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
     buffer_.assign(*std::max_element(options_.sizes.begin(), options_.sizes.end()), 0);
@@ -71,8 +66,71 @@ Sweep::Sweep(const Options& options, MPI_Comm comm) : options_(options), comm_(c
         part_stamps_.resize(parts);
     }
     if (rank_ == kSender || pipeline) {
-        crew_ = std::make_unique<Crew>(options_.partitions);
+        crew_ = std::make_unique<Crew>(plan_.threads());
     }
+}
+
+double Sweep::now_seconds() { return now(); }
+
+void Sweep::fill_share(int thread, std::size_t part, int round)
+{
+    if (!options_.verify) {
+        return;
+    }
+    for (int p = thread; p < plan_.partitions(); p += plan_.threads()) {
+        const std::size_t first = static_cast<std::size_t>(p) * part;
+        for (std::size_t b = first; b < first + part; ++b) {
+            buffer_[b] = pattern(round, b);
+        }
+    }
+}
+
+void Sweep::end_of_compute(Clock::time_point start, int laggard, Iteration& out) const
+{
+    out.last_ready = *std::max_element(ready_stamps_.begin(), ready_stamps_.end());
+    const double begin = std::chrono::duration<double>(start.time_since_epoch()).count();
+    out.phase = out.last_ready - begin;
+    // sleep and spin: the compute ends when the laggard's deadline passes. That instant is the
+    // reference, not a thread's stamp: a stamp comes later when its thread waits for a core
+    // (behind the library's work in Pready, MPI_Isend's copies, or the receiver on 2 cores);
+    // measuring from the last stamp made part-rma look 5-11x faster than possible. The late
+    // column shows it. work has no deadline: its compute ends when the last partition's
+    // arithmetic does, and every wait for a core lengthens it (the compute slowdown).
+    out.compute_end =
+        plan_.kind() == ComputeKind::work
+            ? out.last_ready
+            : std::chrono::duration<double>(plan_.scheduled_end(start, laggard).time_since_epoch())
+                  .count();
+}
+
+double Sweep::compute_reference()
+{
+    check(MPI_Barrier(comm_), "MPI_Barrier");
+    MPI_Request done = MPI_REQUEST_NULL;
+    if (rank_ != kSender) {
+        // Sleep while the sender computes: an MPI_Barrier would poll a core.
+        check(MPI_Ibarrier(comm_, &done), "MPI_Ibarrier");
+        sleep_wait(&done);
+        return 0;
+    }
+    std::mt19937 rng(options_.seed);  // the laggards of every point
+    std::uniform_int_distribution<int> pick_laggard(0, options_.partitions - 1);
+    std::vector<double> phases;
+    for (int k = -options_.warmup; k < options_.iterations; ++k) {
+        const int laggard = pick_laggard(rng);
+        Iteration it;
+        const auto start = Clock::now();
+        crew_->run([&](int t) { compute_share(t, start, laggard, [](int) {}); });
+        end_of_compute(start, laggard, it);
+        if (k >= 0) {
+            phases.push_back(it.phase);
+        }
+    }
+    check(MPI_Ibarrier(comm_, &done), "MPI_Ibarrier");
+    check(MPI_Wait(&done, MPI_STATUS_IGNORE), "MPI_Wait");
+    std::nth_element(phases.begin(),
+                     phases.begin() + static_cast<std::ptrdiff_t>(phases.size() / 2), phases.end());
+    return phases[phases.size() / 2];
 }
 
 Baseline Sweep::measure_baseline(std::size_t bytes)
@@ -153,7 +211,8 @@ double Sweep::fastest_send(std::size_t bytes, int pieces)
     return rank_ == kSender ? fastest : 0;
 }
 
-PointResult Sweep::run_point(Mode mode, Side side, std::size_t bytes, const Baseline& baseline)
+PointResult Sweep::run_point(Mode mode, Side side, std::size_t bytes, const Baseline& baseline,
+                             double reference)
 {
     PointResult result;
     result.mode = mode;
@@ -183,7 +242,11 @@ PointResult Sweep::run_point(Mode mode, Side side, std::size_t bytes, const Base
     std::vector<Iteration> iterations(measured);
     long errors = 0;        // receiver: iterations with wrong data
     long local_errors = 0;  // sender, pipeline: iterations with a wrong reply
+    CpuSample cpu_from;
     for (int k = -options_.warmup; k < options_.iterations; ++k) {
+        if (k == 0) {
+            cpu_from = cpu_sample();
+        }
         Iteration warmup;
         Iteration& it = k >= 0 ? iterations[static_cast<std::size_t>(k)] : warmup;
         const int round = k + options_.warmup;
@@ -211,12 +274,18 @@ PointResult Sweep::run_point(Mode mode, Side side, std::size_t bytes, const Base
         }
     }
 
-    // The receiver hands its clock readings and error count to the sender: per iteration
-    // first and done, and on the recv and pipeline sides every unit's arrival.
+    const CpuSample cpu = cpu_per_iteration(cpu_from, cpu_sample(), options_.iterations);
+
+    // The receiver hands its clock readings, CPU figures and error count to the sender: per
+    // iteration first and done, and on the recv and pipeline sides every unit's arrival.
     const auto units = side != Side::send ? static_cast<std::size_t>(transfer->units()) : 0;
     const std::size_t stride = 2 + units;
-    std::vector<double> remote(stride * measured + 1);
+    constexpr std::size_t kTail = 4;  // the receiver's CpuSample, then its error count
+    std::vector<double> remote(stride * measured + kTail);
     if (rank_ == kReceiver) {
+        remote[remote.size() - kTail] = cpu.process;
+        remote[remote.size() - kTail + 1] = cpu.progress;
+        remote[remote.size() - kTail + 2] = cpu.progress_wakeups;
         for (std::size_t k = 0; k < measured; ++k) {
             remote[stride * k] = iterations[k].first;
             remote[stride * k + 1] = iterations[k].done;
@@ -234,10 +303,17 @@ PointResult Sweep::run_point(Mode mode, Side side, std::size_t bytes, const Base
                    kResultTag, comm_, MPI_STATUS_IGNORE),
           "MPI_Recv");
     result.verify_errors = static_cast<long>(remote.back()) + local_errors;
+    result.send_cpu = {cpu.process};
+    result.send_progress_cpu = {cpu.progress};
+    result.send_wakeups = {cpu.progress_wakeups};
+    result.recv_cpu = {remote[remote.size() - kTail]};
+    result.recv_progress_cpu = {remote[remote.size() - kTail + 1]};
+    result.recv_wakeups = {remote[remote.size() - kTail + 2]};
     for (std::size_t k = 0; k < measured; ++k) {
         const Iteration& it = iterations[k];
         const double first = remote[stride * k];
         const double done = remote[stride * k + 1];
+        result.slowdown.push_back(reference > 0 ? it.phase / reference : NAN);
         result.perceived.push_back(it.ack - it.compute_end);
         result.comm.push_back(done - baseline.clock_offset - it.compute_end);
         result.late.push_back(it.last_ready - it.compute_end);
@@ -267,20 +343,11 @@ void Sweep::sender_iteration(Transfer& transfer, std::size_t bytes, int round, i
     check(MPI_Barrier(comm_), "MPI_Barrier");
 
     const auto start = Clock::now();
-    const auto compute = milliseconds(options_.compute_ms);
-    const auto lagging = milliseconds(options_.compute_ms * (1 + options_.noise_pct / 100));
     const std::size_t part = bytes / static_cast<std::size_t>(options_.partitions);
     transfer.begin();
-    const auto compute_and_hand_over = [&](int i) {
-        const std::size_t first = static_cast<std::size_t>(i) * part;
-        if (options_.verify) {
-            for (std::size_t b = first; b < first + part; ++b) {
-                buffer_[b] = pattern(round, b);
-            }
-        }
-        std::this_thread::sleep_until(start + (i == laggard ? lagging : compute));
-        ready_stamps_[static_cast<std::size_t>(i)] = now();
-        transfer.ready(i);
+    const auto compute_and_hand_over = [&](int t) {
+        fill_share(t, part, round);
+        compute_share(t, start, laggard, [&](int i) { transfer.ready(i); });
     };
     // The last thread to hand over completes the send itself: no join latency is measured.
     const auto complete = [&] {
@@ -289,12 +356,7 @@ void Sweep::sender_iteration(Transfer& transfer, std::size_t bytes, int round, i
         out.ack = now();
     };
     crew_->run(compute_and_hand_over, complete);
-    // The emulated compute ends when the laggard's sleep does: that instant is the reference,
-    // not a thread's stamp. A stamp comes later when its thread waits for a core (behind the
-    // library's work in Pready, MPI_Isend's copies, or the receiver on 2 cores); measuring from
-    // the last stamp made part-rma look 5-11x faster than possible. The late column shows it.
-    out.compute_end = std::chrono::duration<double>((start + lagging).time_since_epoch()).count();
-    out.last_ready = *std::max_element(ready_stamps_.begin(), ready_stamps_.end());
+    end_of_compute(start, laggard, out);
 }
 
 std::size_t Sweep::receiver_iteration(Transfer& transfer, Side side, std::size_t bytes, int round,
@@ -341,28 +403,22 @@ bool Sweep::pipeline_sender(Transfer& data, Transfer& reply, std::size_t bytes, 
     check(MPI_Barrier(comm_), "MPI_Barrier");
 
     const auto start = Clock::now();
-    const auto compute = milliseconds(options_.compute_ms);
-    const auto lagging = milliseconds(options_.compute_ms * (1 + options_.noise_pct / 100));
     const std::size_t part = bytes / static_cast<std::size_t>(options_.partitions);
     const bool joins = data.joins();
     data.begin();
-    // Thread t computes, hands over data part t, then busy-polls reply part t, as the ICPP'22
-    // programs do (MPI_Parrived in a loop: how the library polls is what is measured).
-    const auto compute_and_poll = [&](int i) {
-        const auto t = static_cast<std::size_t>(i);
-        if (options_.verify) {
-            for (std::size_t b = t * part; b < (t + 1) * part; ++b) {
-                buffer_[b] = pattern(round, b);
-            }
-        }
-        std::this_thread::sleep_until(start + (i == laggard ? lagging : compute));
-        ready_stamps_[t] = now();
-        data.ready(i);
-        handed_stamps_[t] = now();
-        if (!joins) {
+    // Thread t computes and hands over its data parts, then busy-polls their reply parts in
+    // turn, as the ICPP'22 programs do (MPI_Parrived in a loop: how the library polls is what
+    // is measured).
+    const auto compute_and_poll = [&](int t) {
+        fill_share(t, part, round);
+        compute_share(t, start, laggard, [&](int i) {
+            data.ready(i);
+            handed_stamps_[static_cast<std::size_t>(i)] = now();
+        });
+        for (int i = t; !joins && i < options_.partitions; i += plan_.threads()) {
             while (!reply.part_arrived(i)) {
             }
-            reply_stamps_[t] = now();
+            reply_stamps_[static_cast<std::size_t>(i)] = now();
         }
     };
     // The last thread completes both directions; single sends the whole buffer here, and
@@ -377,8 +433,7 @@ bool Sweep::pipeline_sender(Transfer& data, Transfer& reply, std::size_t bytes, 
         }
     };
     crew_->run(compute_and_poll, complete);
-    out.compute_end = std::chrono::duration<double>((start + lagging).time_since_epoch()).count();
-    out.last_ready = *std::max_element(ready_stamps_.begin(), ready_stamps_.end());
+    end_of_compute(start, laggard, out);
     out.ack = *std::max_element(reply_stamps_.begin(), reply_stamps_.end());
     out.pipeline = pipeline_round(ready_stamps_, handed_stamps_, reply_stamps_, out.compute_end);
     if (options_.verify) {
@@ -414,12 +469,14 @@ std::size_t Sweep::pipeline_receiver(Transfer& data, Transfer& reply, std::size_
         }
         reply.finish();
     } else {
-        // Thread t waits for data part t and answers it at once.
-        const auto poll_and_answer = [&](int i) {
-            while (!data.part_arrived(i)) {
+        // Thread t waits for each of its data parts in turn and answers it at once.
+        const auto poll_and_answer = [&](int t) {
+            for (int i = t; i < options_.partitions; i += plan_.threads()) {
+                while (!data.part_arrived(i)) {
+                }
+                part_stamps_[static_cast<std::size_t>(i)] = now();
+                answer(i);
             }
-            part_stamps_[static_cast<std::size_t>(i)] = now();
-            answer(i);
         };
         const auto complete = [&] {
             data.wait();
@@ -452,11 +509,14 @@ std::vector<PointResult> measure(const Options& options, const std::vector<Mode>
         // no mode always runs first or right after the baseline.
         std::vector<std::vector<PointResult>> runs(per_size);
         for (int r = 0; r < options.repeats; ++r) {
+            // The compute slowdown's reference, in every repeat: the same compute without
+            // communication, right before the modes it is compared with.
+            const double reference = sweep.compute_reference();
             for (std::size_t k = 0; k < modes.size(); ++k) {
                 const std::size_t m = (k + static_cast<std::size_t>(r)) % modes.size();
                 for (std::size_t s = 0; s < options.sides.size(); ++s) {
                     runs[m * options.sides.size() + s].push_back(
-                        sweep.run_point(modes[m], options.sides[s], bytes, baseline));
+                        sweep.run_point(modes[m], options.sides[s], bytes, baseline, reference));
                     ++done;
                     if (rank == 0) {
                         std::fprintf(stderr, "%s\n",

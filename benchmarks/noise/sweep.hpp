@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "compute.hpp"
+#include "cpu_usage.hpp"
 #include "crew.hpp"
 #include "options.hpp"
 #include "transfer.hpp"
@@ -61,6 +63,14 @@ struct PointResult {
     std::vector<double> part_round_trip;
     std::vector<double> inside;
     std::vector<double> early_replies;
+    /// Per iteration: the sender's compute phase (its start to the last partition's compute
+    /// end, hand-overs included) over the same phase without communication (compute_reference).
+    std::vector<double> slowdown;
+    /// Per run (one value; one per repeat once combined), per measured iteration: CPU seconds
+    /// of the whole process, of its progress thread, and that thread's wake-ups, on the
+    /// sender (rank 0) and on the receiver (rank 1). NaN without a progress thread.
+    std::vector<double> send_cpu, send_progress_cpu, send_wakeups;
+    std::vector<double> recv_cpu, recv_progress_cpu, recv_wakeups;
     long verify_errors = 0;  ///< iterations with wrong data (both ranks know it)
     /// 1: the vectors hold one sample per iteration; R > 1: one median per repeat
     /// (combine_repeats).
@@ -156,9 +166,15 @@ class Sweep {
     /// L, the plain send times and the clock offset for this size. Collective.
     [[nodiscard]] Baseline measure_baseline(std::size_t bytes);
 
-    /// Warm-up plus measured iterations of one point. Collective.
+    /// Warm-up plus measured iterations of one point; @p reference is the compute phase
+    /// without communication (compute_reference; seconds, sender). Collective.
     [[nodiscard]] PointResult run_point(Mode mode, Side side, std::size_t bytes,
-                                        const Baseline& baseline);
+                                        const Baseline& baseline, double reference);
+
+    /// The sender's compute phase with no communication at all, the same iterations and
+    /// laggards as a point: the median phase (s) on the sender, 0 on the receiver, which sleeps
+    /// meanwhile. Collective.
+    [[nodiscard]] double compute_reference();
 
    private:
     /// Fastest time, over the baseline repetitions, to move bytes as pieces equal MPI_Isends
@@ -176,7 +192,26 @@ class Sweep {
         /// arrival.
         std::vector<double> arrivals;
         PipelineRound pipeline;  ///< pipeline side (sender)
+        double phase = 0;        ///< sender: the compute phase, start to the last compute end
     };
+
+    /// Sender: thread @p thread's share of one iteration that began at @p start: compute
+    /// each of its partitions, stamp it in ready_stamps_, then hand_over(p).
+    template <class HandOver>
+    void compute_share(int thread, ComputePlan::Clock::time_point start, int laggard,
+                       HandOver&& hand_over)
+    {
+        plan_.run_share(thread, start, laggard, [&](int p) {
+            ready_stamps_[static_cast<std::size_t>(p)] = now_seconds();
+            hand_over(p);
+        });
+    }
+    /// The end of the compute phase that began at @p start: the scheduled end of sleep and
+    /// spin, the last compute end stamped (work); sets out.compute_end, last_ready and phase.
+    void end_of_compute(ComputePlan::Clock::time_point start, int laggard, Iteration& out) const;
+    [[nodiscard]] static double now_seconds();
+    /// Under --verify, fills the send partitions of compute thread @p thread for @p round.
+    void fill_share(int thread, std::size_t part, int round);
 
     void sender_iteration(Transfer& transfer, std::size_t bytes, int round, int laggard,
                           Iteration& out);
@@ -196,6 +231,7 @@ class Sweep {
     [[nodiscard]] std::size_t first_mismatch(std::size_t bytes, int round) const;
 
     const Options& options_;
+    ComputePlan plan_;
     MPI_Comm comm_;
     int rank_ = 0;
     std::vector<unsigned char> buffer_;
@@ -204,7 +240,8 @@ class Sweep {
     std::vector<double> handed_stamps_;        ///< sender, pipeline: each MPI_Pready's return
     std::vector<double> reply_stamps_;         ///< sender, pipeline: each thread's reply arrival
     std::vector<double> part_stamps_;          ///< receiver, pipeline: each thread's data arrival
-    /// Sender threads on rank 0; with the pipeline side also the receiver's threads on rank 1.
+    /// The compute threads on rank 0; with the pipeline side also the receiver's threads on
+    /// rank 1 (as many).
     std::unique_ptr<Crew> crew_;
 };
 

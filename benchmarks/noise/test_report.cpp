@@ -28,6 +28,13 @@ PointResult point_16mib()
     p.perceived = {3e-3, 1e-3, 2e-3};    // median 2 ms
     p.comm = {1e-3, 1e-3, 1e-3};
     p.late = {3e-6, 5e-6, 4e-6};  // median 4 us, distinct from every other column
+    p.slowdown = {1.5, 1.25, 1.0};
+    p.send_cpu = {6e-3};
+    p.send_progress_cpu = {7e-4};
+    p.send_wakeups = {8.0};
+    p.recv_cpu = {9e-3};
+    p.recv_progress_cpu = {1.1e-3};
+    p.recv_wakeups = {12.0};
     return p;
 }
 
@@ -128,9 +135,11 @@ TEST(Csv, EveryRowHasEveryColumnAndTheRunParameters)
     const std::vector<std::string> header = csv_fields(lines[0]);
     // Each group appended after the last, so readers by position keep every older column
     // where it was: moved, then the pipeline side's columns.
-    EXPECT_EQ(header.back(), "early_replies_median");
-    EXPECT_EQ(header.at(header.size() - 9), "moved");
-    EXPECT_EQ(header.at(header.size() - 10), "extra_ratio_to_multi");
+    EXPECT_EQ(header.back(), "recv_progress_wakeups");
+    EXPECT_EQ(header.at(header.size() - 10), "compute");
+    EXPECT_EQ(header.at(header.size() - 11), "early_replies_median");
+    EXPECT_EQ(header.at(header.size() - 19), "moved");
+    EXPECT_EQ(header.at(header.size() - 20), "extra_ratio_to_multi");
     auto column = [&](const std::string& name) {
         for (std::size_t i = 0; i < header.size(); ++i) {
             if (header[i] == name) {
@@ -163,6 +172,16 @@ TEST(Csv, EveryRowHasEveryColumnAndTheRunParameters)
         EXPECT_NEAR(number("late_us_p90"), 4.8, 1e-9);
         EXPECT_DOUBLE_EQ(number("repeats"), 1.0);
         EXPECT_EQ(row.at(column("ratio_to_multi")), "");  // no multi point in this run
+        EXPECT_EQ(row.at(column("compute")), "sleep");
+        EXPECT_EQ(row.at(column("work_units_per_ms")), "");  // sleep: no kernel
+        EXPECT_DOUBLE_EQ(number("compute_slowdown_median"), 1.25);
+        EXPECT_DOUBLE_EQ(number("compute_slowdown_p90"), 1.45);
+        EXPECT_DOUBLE_EQ(number("send_cpu_ms"), 6.0);
+        EXPECT_DOUBLE_EQ(number("send_progress_cpu_ms"), 0.7);
+        EXPECT_DOUBLE_EQ(number("send_progress_wakeups"), 8.0);
+        EXPECT_DOUBLE_EQ(number("recv_cpu_ms"), 9.0);
+        EXPECT_DOUBLE_EQ(number("recv_progress_cpu_ms"), 1.1);
+        EXPECT_DOUBLE_EQ(number("recv_progress_wakeups"), 12.0);
     }
     EXPECT_EQ(csv_fields(lines[1]).at(column("extra_compute_us_median")), "");  // send side
     EXPECT_EQ(std::stod(csv_fields(lines[2]).at(column("extra_compute_us_median"))), 400.0);
