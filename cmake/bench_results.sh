@@ -17,6 +17,9 @@
 #       NAME.meta.
 #   cmake/bench_results.sh show-auto CSV
 #       print the auto table of a CSV of cmake/bench_auto.sh.
+#   cmake/bench_results.sh show-compute CSV
+#       print the compute table of a CSV of cmake/bench_compute.sh (NAME compute-<mpi>-<setup>
+#       when recorded).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -294,6 +297,38 @@ render_coll() {  # $1 = csv, $2 = meta
     }' "$1"
 }
 
+# The compute table (compute-<mpi>-<setup>.csv: mpipcl-bench CSVs of several --compute kinds,
+# concatenated under one header, from cmake/bench_compute.sh) -> Markdown: per kind and side,
+# one row per size and mode with the perceived time (÷ multi), the compute slowdown and what
+# each process and its progress thread cost per iteration.
+render_compute() {  # $1 = csv, $2 = meta
+    awk -v metafile="$2" "$awk_csv"'
+    NR == 1 { n = csvsplit($0, h); for (i = 1; i <= n; i++) col[h[i]] = i; next }
+    $0 == "" || $1 ~ /^mode,/ { next }
+    {
+        csvsplit($0, f)
+        kind = f[col["compute"]]; side = f[col["side"]]
+        if (!((kind, side) in seen)) { seen[kind, side] = 1; groups[++ng] = kind SUBSEP side }
+        k = kind SUBSEP side
+        row[k, ++nr[k]] = sprintf("| %s | %s | %s | %s | %s | %s %s %s | %s %s %s |",             size_label(f[col["size_bytes"]] + 0), f[col["mode"]],             num(f[col["perceived_us_median"]])                 (f[col["ratio_to_multi"]] == "" ? "" : sprintf(" (%.2f)", f[col["ratio_to_multi"]])),             side == "recv" ? num(f[col["extra_compute_us_median"]]) : "–",             f[col["compute_slowdown_median"]] == "" ? "–" : sprintf("%.3f", f[col["compute_slowdown_median"]]),             num(f[col["send_cpu_ms"]]), "/", num(f[col["send_progress_cpu_ms"]]) " / " wake(f[col["send_progress_wakeups"]]),             num(f[col["recv_cpu_ms"]]), "/", num(f[col["recv_progress_cpu_ms"]]) " / " wake(f[col["recv_progress_wakeups"]]))
+        library = f[col["mpi_library"]]; version = f[col["mpipcl_version"]]
+        params = sprintf("%s partitions, %s compute thread(s) per rank, compute %s ms, noise %s %%, %s iterations after %s warm-up, %s repeat(s)",             f[col["partitions"]], f[col["threads"]], f[col["compute_ms"]], f[col["noise_pct"]],             f[col["iterations"]], f[col["warmup"]], f[col["repeats"]])
+    }
+    function wake(v) { return (v == "" || v == "nan") ? "–" : sprintf("%.0f", v) }
+    END {
+        header(metafile, library)
+        printf "- mpipcl %s; %s\n\n", version, params
+        for (g = 1; g <= ng; g++) {
+            split(groups[g], ks, SUBSEP)
+            printf "`--compute %s`, %s side:\n\n", ks[1], ks[2]
+            print "| size | mode | perceived µs (÷ multi) | extra compute µs | slowdown | sender CPU ms / progress ms / wake-ups | receiver CPU ms / progress ms / wake-ups |"
+            print "|---|---|---|---|---|---|---|"
+            for (i = 1; i <= nr[groups[g]]; i++) print row[groups[g], i]
+            print ""
+        }
+    }' "$1"
+}
+
 render() {
     local name csv
     tmp=$(mktemp -d)
@@ -307,7 +342,9 @@ render() {
             auto-*) render_auto "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
             gbench-*) render_gbench "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
             coll-*) render_coll "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
-            *) echo "unknown result kind: $name (sweep-*, auto-*, coll-* or gbench-*)" >&2; return 1 ;;
+            compute-*) render_compute "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
+            *) echo "unknown result kind: $name (sweep-*, auto-*, coll-*, compute-* or gbench-*)" >&2
+               return 1 ;;
         esac
     done
     awk -v dir="$tmp" '
@@ -359,5 +396,10 @@ case "${1:-}" in
         [ $# -eq 2 ] || { echo "usage: $0 show-auto CSV" >&2; exit 2; }
         render_auto "$2" /dev/null | tail -n +5
         ;;
-    *) echo "usage: $0 record NAME FILE COMMAND... | render | show-auto CSV" >&2; exit 2 ;;
+    show-compute)
+        [ $# -eq 2 ] || { echo "usage: $0 show-compute CSV" >&2; exit 2; }
+        render_compute "$2" /dev/null | tail -n +5
+        ;;
+    *) echo "usage: $0 record NAME FILE COMMAND... | render | show-auto CSV | show-compute CSV" >&2
+       exit 2 ;;
 esac
