@@ -52,6 +52,29 @@ if(MPIPCL_MULTIHOST_TRANSPORTS)
                  "(${MPIPCL_MULTIHOST_ENV})")
 endif()
 
+# Open MPI over ob1/tcp has no usable RMA window between the hosts, so a request for the rma
+# backend falls back to persistent at init and then runs the persistent twin's data path: of
+# the rma twins only these keep an Open MPI tcp twin (the fallback itself, the paths that look
+# for a window, the busy receiver, a collective, a stress test). The other rma twins run over
+# MPICH (UCX over TCP, where the window works) and Open MPI's ucx transport.
+set(MPIPCL_MULTIHOST_OB1_RMA_TWINS
+  backend_fallback rma_paths rma_paths_nowindow busy_receiver busy_receiver_nothread
+  sender_blocked pcoll_np4 stress transfer_33_17 parrived_33_17
+  CACHE STRING "Tests whose rma twin runs on Open MPI over ob1/tcp (the others fall back)")
+
+# Whether test @p name (launched with environment @p env) gets a twin over @p transport.
+function(_mpipcl_multihost_wanted name env transport out)
+  set(wanted TRUE)
+  if(MPIPCL_MPI_FLAVOR STREQUAL "openmpi" AND transport STREQUAL "tcp" AND
+     "MPIPCL_BACKEND=rma" IN_LIST env)
+    string(REGEX REPLACE "\\.rma$" "" base "${name}")
+    if(NOT base IN_LIST MPIPCL_MULTIHOST_OB1_RMA_TWINS)
+      set(wanted FALSE)
+    endif()
+  endif()
+  set(${out} ${wanted} PARENT_SCOPE)
+endfunction()
+
 # Called at the end of the directory that registered test @p name (so that properties set
 # after mpipcl_add_mpi_test are copied too).
 function(_mpipcl_multihost_twin name np exe)
@@ -62,6 +85,10 @@ function(_mpipcl_multihost_twin name np exe)
   list(REMOVE_ITEM labels mpi asan tsan)
   math(EXPR launch_timeout "${timeout} - 10")
   foreach(transport IN LISTS MPIPCL_MULTIHOST_TRANSPORTS)
+    _mpipcl_multihost_wanted(${name} "${env}" ${transport} wanted)
+    if(NOT wanted)
+      continue()
+    endif()
     set(twin ${name}.2hosts)
     if(NOT transport STREQUAL "tcp")
       set(twin ${name}.2hosts-${transport})
