@@ -16,8 +16,16 @@
 #   bash cmake/run.sh bench-coll-2hosts
 #                              the same with the NP ranks alternating between the two emulated
 #                              hosts (root; TRANSPORT as for bench-2hosts)
+#   bash cmake/run.sh app      the 3-D Jacobi application with partitioned halos
+#                              (mpipcl-stencil, benchmarks/apps) on NP (default 2) local ranks
+#                              (table on stdout, results/app-<mpi>.csv and .png; APP_ARGS adds
+#                              flags, e.g. "--nx 128 --iterations 20 --repeats 1")
+#   bash cmake/run.sh app-2hosts
+#                              the same with the NP ranks alternating between the two emulated
+#                              hosts (root; TRANSPORT as for bench-2hosts)
 # Environment: MPIS="openmpi mpich" (which MPIs), JOBS (build parallelism),
-#              BENCH_ARGS (extra flags for mpipcl-bench), BUILD_TYPE (default RelWithDebInfo),
+#              BENCH_ARGS (extra flags for mpipcl-bench), APP_ARGS (extra flags for
+#              mpipcl-stencil), BUILD_TYPE (default RelWithDebInfo),
 #              CTEST_ARGS (extra ctest flags, e.g. "-L smoke" for a subset), CTEST_ARGS_OPENMPI
 #              and CTEST_ARGS_MPICH (extra ctest flags against that MPI only),
 #              FINALIZE=gate|report|skip: the clean-finalize tests (label finalize) are run
@@ -252,6 +260,54 @@ run_bench_coll_2hosts() {
         "$here/tests/multihost/mpiexec.sh" "$mpi" "$transport" "${NP:-4}"
 }
 
+# mpipcl-stencil of build-$1 on NP (default 2) ranks, launched by the command after $2: the
+# table on stdout, results/app-$2.csv and results/app-$2.png. When the ranks' OpenMP threads
+# (OMP_NUM_THREADS, else one per core) outnumber the cores, idle threads sleep instead of
+# spinning (OMP_WAIT_POLICY=passive, unless set).
+run_stencil() {  # $1 = openmpi | mpich, $2 = tag, then the launcher and its flags
+    local mpi=$1 tag=$2 np=${NP:-2} cores threads
+    shift 2
+    cores=$(nproc)
+    threads=${OMP_NUM_THREADS:-$cores}
+    if [ -z "${OMP_WAIT_POLICY:-}" ] && [ $((np * threads)) -gt "$cores" ]; then
+        export OMP_WAIT_POLICY=passive
+        echo "== $np ranks x $threads threads on $cores cores: OMP_WAIT_POLICY=passive"
+    fi
+    mkdir -p results
+    local out="results/app-$tag"
+    rm -f "$out.png"
+    echo "== mpipcl-stencil on $np ranks ($tag) ${APP_ARGS:-}"
+    # shellcheck disable=SC2086
+    "$@" "$here/build-$mpi/benchmarks/mpipcl-stencil" --csv "$out.csv" --plot "$out.png" \
+        ${APP_ARGS:-}
+    # The program draws the plot after MPI_Finalize; a launch that ended there (see hosts_up)
+    # left only the script.
+    if [ ! -f "$out.png" ] && [ -f "$out.gp" ] && command -v gnuplot >/dev/null; then
+        gnuplot "$out.gp"
+    fi
+    echo "== results: $here/$out.csv and $here/$out.png"
+}
+
+# The stencil application on NP local ranks.
+run_app() {
+    local mpi=${MPIS:-openmpi} extra=()
+    mpi=${mpi%% *}
+    build "$mpi"
+    # As for bench: unbound, so that each rank's threads can use every core.
+    [ "$mpi" = openmpi ] && extra=(--oversubscribe --bind-to none)
+    run_stencil "$mpi" "$mpi" "mpiexec.$mpi" -n "${NP:-2}" "${extra[@]}"
+}
+
+# The stencil application on NP ranks that alternate between the two emulated hosts.
+run_app_2hosts() {
+    local mpi=${MPIS:-openmpi} transport=${TRANSPORT:-tcp}
+    mpi=${mpi%% *}
+    build "$mpi"
+    hosts_up "$mpi"
+    run_stencil "$mpi" "2hosts-$mpi-$transport" \
+        "$here/tests/multihost/mpiexec.sh" "$mpi" "$transport" "${NP:-2}"
+}
+
 install_deps
 case "$what" in
     test) run_tests ;;
@@ -259,5 +315,8 @@ case "$what" in
     bench-2hosts) run_bench_2hosts ;;
     bench-coll) run_bench_coll ;;
     bench-coll-2hosts) run_bench_coll_2hosts ;;
-    *) echo "usage: $0 test|bench|bench-2hosts|bench-coll|bench-coll-2hosts" >&2; exit 2 ;;
+    app) run_app ;;
+    app-2hosts) run_app_2hosts ;;
+    *) echo "usage: $0 test|bench|bench-2hosts|bench-coll|bench-coll-2hosts|app|app-2hosts" >&2
+       exit 2 ;;
 esac
