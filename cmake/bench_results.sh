@@ -17,6 +17,8 @@
 #       NAME.meta.
 #   cmake/bench_results.sh show-auto CSV
 #       print the auto table of a CSV of cmake/bench_auto.sh.
+#   cmake/bench_results.sh show-app CSV
+#       print the application table of a CSV of cmake/bench_app.sh (NAME app-<mpi>-<setup>).
 #   cmake/bench_results.sh show-compute CSV
 #       print the compute table of a CSV of cmake/bench_compute.sh (NAME compute-<mpi>-<setup>
 #       when recorded).
@@ -329,6 +331,37 @@ render_compute() {  # $1 = csv, $2 = meta
     }' "$1"
 }
 
+# The application table (app-<mpi>-<setup>.csv: mpipcl-stencil CSVs of several rank counts,
+# concatenated under one header, from cmake/bench_app.sh) -> Markdown: per rank count, one row
+# per variant with the time per iteration (min..max over repeats), the halo time and the share
+# of plain's halo time hidden.
+render_app() {  # $1 = csv, $2 = meta
+    awk -v metafile="$2" "$awk_csv"'
+    NR == 1 { n = csvsplit($0, h); for (i = 1; i <= n; i++) col[h[i]] = i; next }
+    $0 == "" || $1 ~ /^variant,/ { next }
+    {
+        csvsplit($0, f)
+        ranks = f[col["ranks"]]
+        if (!(ranks in seen)) { seen[ranks] = 1; groups[++ng] = ranks
+            grid[ranks] = sprintf("%s×%s×%s cells, dims %s×%s×%s, %s threads per rank (%s partitions per face), %s iterations after %s warm-up, %s repeats",                 f[col["nx"]], f[col["ny"]], f[col["nz"]], f[col["dims_x"]], f[col["dims_y"]], f[col["dims_z"]],                 f[col["threads"]], f[col["partitions_per_face"]], f[col["iterations"]], f[col["warmup"]], f[col["repeats"]]) }
+        halo = f[col["halo_s"]]; hidden = f[col["hidden_share"]]
+        row[ranks, ++nr[ranks]] = sprintf("| %s | %.3f (%.3f .. %.3f) | %s | %s | %s |", f[col["variant"]],             f[col["time_per_iteration_s_median"]] * 1e3, f[col["time_per_iteration_s_min"]] * 1e3,             f[col["time_per_iteration_s_max"]] * 1e3,             halo == "" ? "–" : sprintf("%.3f", halo * 1e3),             (hidden == "" || hidden == "nan") ? "–" : sprintf("%.0f %%", hidden * 100), f[col["verified"]])
+        library = f[col["mpi_library"]]; version = f[col["mpipcl_version"]]
+    }
+    END {
+        header(metafile, library)
+        printf "- mpipcl %s\n\n", version
+        for (g = 1; g <= ng; g++) {
+            r = groups[g]
+            printf "%s ranks: %s.\n\n", r, grid[r]
+            print "| variant | ms per iteration (min .. max) | halo ms | halo hidden | verified |"
+            print "|---|---|---|---|---|"
+            for (i = 1; i <= nr[r]; i++) print row[r, i]
+            print ""
+        }
+    }' "$1"
+}
+
 render() {
     local name csv
     tmp=$(mktemp -d)
@@ -343,7 +376,8 @@ render() {
             gbench-*) render_gbench "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
             coll-*) render_coll "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
             compute-*) render_compute "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
-            *) echo "unknown result kind: $name (sweep-*, auto-*, coll-*, compute-* or gbench-*)" >&2
+            app-*) render_app "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
+            *) echo "unknown result kind: $name (sweep-*, auto-*, coll-*, compute-*, app-* or gbench-*)" >&2
                return 1 ;;
         esac
     done
@@ -400,6 +434,10 @@ case "${1:-}" in
         [ $# -eq 2 ] || { echo "usage: $0 show-compute CSV" >&2; exit 2; }
         render_compute "$2" /dev/null | tail -n +5
         ;;
-    *) echo "usage: $0 record NAME FILE COMMAND... | render | show-auto CSV | show-compute CSV" >&2
+    show-app)
+        [ $# -eq 2 ] || { echo "usage: $0 show-app CSV" >&2; exit 2; }
+        render_app "$2" /dev/null | tail -n +5
+        ;;
+    *) echo "usage: $0 record NAME FILE COMMAND... | render | show-auto CSV | show-compute CSV | show-app CSV" >&2
        exit 2 ;;
 esac
