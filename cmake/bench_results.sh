@@ -312,9 +312,22 @@ render_compute() {  # $1 = csv, $2 = meta
         kind = f[col["compute"]]; side = f[col["side"]]
         if (!((kind, side) in seen)) { seen[kind, side] = 1; groups[++ng] = kind SUBSEP side }
         k = kind SUBSEP side
-        row[k, ++nr[k]] = sprintf("| %s | %s | %s | %s | %s | %s %s %s | %s %s %s |",             size_label(f[col["size_bytes"]] + 0), f[col["mode"]],             num(f[col["perceived_us_median"]])                 (f[col["ratio_to_multi"]] == "" ? "" : sprintf(" (%.2f)", f[col["ratio_to_multi"]])),             side == "recv" ? num(f[col["extra_compute_us_median"]]) : "–",             f[col["compute_slowdown_median"]] == "" ? "–" : sprintf("%.3f", f[col["compute_slowdown_median"]]),             num(f[col["send_cpu_ms"]]), "/", num(f[col["send_progress_cpu_ms"]]) " / " wake(f[col["send_progress_wakeups"]]),             num(f[col["recv_cpu_ms"]]), "/", num(f[col["recv_progress_cpu_ms"]]) " / " wake(f[col["recv_progress_wakeups"]]))
+        perceived = num(f[col["perceived_us_median"]])
+        if (f[col["ratio_to_multi"]] != "") perceived = perceived sprintf(" (%.2f)", f[col["ratio_to_multi"]])
+        slowdown = f[col["compute_slowdown_median"]]
+        row[k, ++nr[k]] = sprintf("| %s | %s | %s | %s | %s | %s / %s / %s | %s / %s / %s |", \
+            size_label(f[col["size_bytes"]] + 0), f[col["mode"]], perceived, \
+            side == "recv" ? num(f[col["extra_compute_us_median"]]) : "–", \
+            slowdown == "" ? "–" : sprintf("%.3f", slowdown), \
+            num(f[col["send_cpu_ms"]]), num(f[col["send_progress_cpu_ms"]]), \
+            wake(f[col["send_progress_wakeups"]]), \
+            num(f[col["recv_cpu_ms"]]), num(f[col["recv_progress_cpu_ms"]]), \
+            wake(f[col["recv_progress_wakeups"]]))
         library = f[col["mpi_library"]]; version = f[col["mpipcl_version"]]
-        params = sprintf("%s partitions, %s compute thread(s) per rank, compute %s ms, noise %s %%, %s iterations after %s warm-up, %s repeat(s)",             f[col["partitions"]], f[col["threads"]], f[col["compute_ms"]], f[col["noise_pct"]],             f[col["iterations"]], f[col["warmup"]], f[col["repeats"]])
+        params = sprintf("%s partitions, %s compute thread(s) per rank, compute %s ms, " \
+            "noise %s %%, %s iterations after %s warm-up, %s repeat(s)", \
+            f[col["partitions"]], f[col["threads"]], f[col["compute_ms"]], f[col["noise_pct"]], \
+            f[col["iterations"]], f[col["warmup"]], f[col["repeats"]])
     }
     function wake(v) { return (v == "" || v == "nan") ? "–" : sprintf("%.0f", v) }
     END {
@@ -343,9 +356,17 @@ render_app() {  # $1 = csv, $2 = meta
         csvsplit($0, f)
         ranks = f[col["ranks"]]
         if (!(ranks in seen)) { seen[ranks] = 1; groups[++ng] = ranks
-            grid[ranks] = sprintf("%s×%s×%s cells, dims %s×%s×%s, %s threads per rank (%s partitions per face), %s iterations after %s warm-up, %s repeats",                 f[col["nx"]], f[col["ny"]], f[col["nz"]], f[col["dims_x"]], f[col["dims_y"]], f[col["dims_z"]],                 f[col["threads"]], f[col["partitions_per_face"]], f[col["iterations"]], f[col["warmup"]], f[col["repeats"]]) }
+            grid[ranks] = sprintf("%s×%s×%s cells, dims %s×%s×%s, %s threads per rank " \
+                "(%s partitions per face), %s iterations after %s warm-up, %s repeats", \
+                f[col["nx"]], f[col["ny"]], f[col["nz"]], f[col["dims_x"]], f[col["dims_y"]], \
+                f[col["dims_z"]], f[col["threads"]], f[col["partitions_per_face"]], \
+                f[col["iterations"]], f[col["warmup"]], f[col["repeats"]]) }
         halo = f[col["halo_s"]]; hidden = f[col["hidden_share"]]
-        row[ranks, ++nr[ranks]] = sprintf("| %s | %.3f (%.3f .. %.3f) | %s | %s | %s |", f[col["variant"]],             f[col["time_per_iteration_s_median"]] * 1e3, f[col["time_per_iteration_s_min"]] * 1e3,             f[col["time_per_iteration_s_max"]] * 1e3,             halo == "" ? "–" : sprintf("%.3f", halo * 1e3),             (hidden == "" || hidden == "nan") ? "–" : sprintf("%.0f %%", hidden * 100), f[col["verified"]])
+        row[ranks, ++nr[ranks]] = sprintf("| %s | %.3f (%.3f .. %.3f) | %s | %s |", \
+            f[col["variant"]], f[col["time_per_iteration_s_median"]] * 1e3, \
+            f[col["time_per_iteration_s_min"]] * 1e3, f[col["time_per_iteration_s_max"]] * 1e3, \
+            halo == "" ? "–" : sprintf("%.3f", halo * 1e3), \
+            (hidden == "" || hidden == "nan") ? "–" : sprintf("%.0f %%", hidden * 100))
         library = f[col["mpi_library"]]; version = f[col["mpipcl_version"]]
     }
     END {
@@ -354,8 +375,8 @@ render_app() {  # $1 = csv, $2 = meta
         for (g = 1; g <= ng; g++) {
             r = groups[g]
             printf "%s ranks: %s.\n\n", r, grid[r]
-            print "| variant | ms per iteration (min .. max) | halo ms | halo hidden | verified |"
-            print "|---|---|---|---|---|"
+            print "| variant | ms per iteration (min .. max) | halo ms | halo hidden |"
+            print "|---|---|---|---|"
             for (i = 1; i <= nr[r]; i++) print row[r, i]
             print ""
         }
