@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "domain.hpp"
+#include "gnuplot.hpp"
 #include "halo.hpp"
 #include "mpi_util.hpp"
 #include "options.hpp"
@@ -396,7 +397,7 @@ int main(int argc, char** argv)
     MPI_Comm_free(&cart);
     MPI_Finalize();
     if (!plot_script.empty()) {
-        run_gnuplot(plot_script);
+        mpipcl::bench::run_gnuplot(plot_script, "mpipcl-stencil");
     }
     return code;
 }

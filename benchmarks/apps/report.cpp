@@ -2,9 +2,6 @@
 // Output of mpipcl-stencil: the stdout table, the CSV file and the gnuplot plot.
 #include "report.hpp"
 
-#include <spawn.h>
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -13,8 +10,6 @@
 #include <sstream>
 
 #include "stats.hpp"
-
-extern char** environ;
 
 namespace mpipcl::stencil {
 
@@ -258,30 +253,6 @@ std::string write_plot_script(const std::string& png_path, const RunInfo& info,
         return {};
     }
     return script_path;
-}
-
-void run_gnuplot(const std::string& script_path)
-{
-    char program[] = "gnuplot";
-    std::vector<char> script(script_path.begin(), script_path.end());
-    script.push_back('\0');
-    char* argv[] = {program, script.data(), nullptr};
-    pid_t pid = 0;
-    const int rc = posix_spawnp(&pid, program, nullptr, nullptr, argv, environ);
-    if (rc != 0) {
-        std::fprintf(stderr,
-                     "mpipcl-stencil: warning: cannot run gnuplot (%s); plot skipped, script "
-                     "left in %s\n",
-                     std::strerror(rc), script_path.c_str());
-        return;
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        std::fprintf(stderr, "mpipcl-stencil: warning: gnuplot failed on %s; no plot written\n",
-                     script_path.c_str());
-    }
 }
 
 }  // namespace mpipcl::stencil

@@ -60,8 +60,4 @@ void write_csv(std::FILE* out, const RunInfo& info, const std::vector<VariantRes
 [[nodiscard]] std::string write_plot_script(const std::string& png_path, const RunInfo& info,
                                             const std::vector<VariantResult>& results);
 
-/// Runs gnuplot on @p script_path; a missing or failing gnuplot is only a warning. Call it after
-/// MPI_Finalize (no process is spawned while MPI runs).
-void run_gnuplot(const std::string& script_path);
-
 }  // namespace mpipcl::stencil

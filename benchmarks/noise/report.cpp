@@ -3,8 +3,6 @@
 #include "report.hpp"
 
 #include <mpipcl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -14,7 +12,7 @@
 #include <iterator>
 #include <sstream>
 
-extern char** environ;
+#include "gnuplot.hpp"
 
 namespace mpipcl::bench {
 
@@ -202,31 +200,6 @@ std::string gnuplot_script(const std::string& png_path, const Options& options, 
     }
     gp << "unset multiplot\n";
     return gp.str();
-}
-
-/// Runs "gnuplot script_path"; a missing gnuplot or a failure is only a warning.
-void run_gnuplot(const std::string& script_path)
-{
-    char program[] = "gnuplot";
-    std::vector<char> script(script_path.begin(), script_path.end());
-    script.push_back('\0');
-    char* argv[] = {program, script.data(), nullptr};
-    pid_t pid = 0;
-    const int rc = posix_spawnp(&pid, program, nullptr, nullptr, argv, environ);
-    if (rc != 0) {
-        std::fprintf(stderr,
-                     "mpipcl-bench: warning: cannot run gnuplot (%s); plot skipped, script "
-                     "left in %s\n",
-                     std::strerror(rc), script_path.c_str());
-        return;
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        std::fprintf(stderr, "mpipcl-bench: warning: gnuplot failed on %s; no plot written\n",
-                     script_path.c_str());
-    }
 }
 
 /// "%.*f" of @p value, or "-" for NaN (not measured: no progress thread).
@@ -742,7 +715,7 @@ void plot_with(const std::string& script_path, const std::string& text)
                      script_path.c_str());
         return;
     }
-    run_gnuplot(script_path);
+    run_gnuplot(script_path, "mpipcl-bench");
 }
 
 /// Perceived time of each part mode over multi's against size (one line per mode and side),
