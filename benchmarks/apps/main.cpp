@@ -119,6 +119,18 @@ std::FILE* open_csv(const std::string& path, MPI_Comm comm, int rank, bool& ok)
     return file;
 }
 
+/// Why part-native is left out unless --variants names it: Open MPI 5.0's own partitioned calls
+/// hang in this exchange (every rank's 2-4 send and receive requests started together, MPI_Pready
+/// and MPI_Parrived from the threads; seen on Open MPI 5.0.7, the 2-rank test grid). Empty where
+/// the MPI's own calls run it.
+#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION >= 5
+constexpr const char* kNativeLeftOut =
+    "Open MPI's own partitioned calls hang in this halo exchange (--variants part-native runs "
+    "them anyway)";
+#else
+constexpr const char* kNativeLeftOut = "";
+#endif
+
 /// The requested variants that work here: each partitioned backend is probed between ranks 0
 /// and 1 (mpipcl-bench's probe); the others go to info.skipped with the reason. Collective.
 std::vector<Variant> select_variants(const Options& options, MPI_Comm cart, int rank, RunInfo& info)
@@ -130,6 +142,10 @@ std::vector<Variant> select_variants(const Options& options, MPI_Comm cart, int 
     }
     std::vector<Variant> variants;
     for (const Variant v : options.variants) {
+        if (v == Variant::part_native && !options.variants_given && *kNativeLeftOut != '\0') {
+            info.skipped.emplace_back(v, kNativeLeftOut);
+            continue;
+        }
         const std::string backend = backend_of(v);
         int supported = 1;
         mpipcl::bench::Probe probe;

@@ -119,9 +119,14 @@ std::unique_ptr<CLI::App> make_app(Options& o)
             "time is the median of the R per-run means",
             std::to_string(defaults.repeats));
     option(
-        "--variants", [&o](const std::string& v) { o.variants = parse_variants(v); }, "LIST",
+        "--variants",
+        [&o](const std::string& v) {
+            o.variants = parse_variants(v);
+            o.variants_given = true;
+        },
+        "LIST",
         "comma list of compute, plain, multi, part-persistent, part-rma, part-auto, part-native",
-        "all that work here");
+        "all that work here (part-native not on Open MPI unless named)");
     option(
         "--csv", [&o](const std::string& v) { o.csv = v; }, "FILE",
         "write one row per variant with every parameter", "");

@@ -37,6 +37,7 @@ struct Options {
     int warmup = 3;
     int repeats = 3;
     std::vector<Variant> variants{std::begin(kAllVariants), std::end(kAllVariants)};
+    bool variants_given = false;  ///< --variants was passed
     std::string csv;
     std::string plot;
     bool verify = false;
