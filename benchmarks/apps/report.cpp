@@ -10,8 +10,13 @@
 #include <sstream>
 
 #include "stats.hpp"
+#include "text.hpp"
 
 namespace mpipcl::stencil {
+
+using bench::csv_number;
+using bench::csv_quoted;
+using bench::gp_quoted;
 
 namespace {
 
@@ -44,41 +49,6 @@ std::string percent(double share)
     char text[32];
     std::snprintf(text, sizeof text, "%.1f %%", 100.0 * share);
     return text;
-}
-
-/// A number for the CSV: empty when NaN (not defined in this run).
-std::string csv_number(double value, const char* format = "%.6g")
-{
-    if (std::isnan(value)) {
-        return {};
-    }
-    char text[40];
-    std::snprintf(text, sizeof text, format, value);
-    return text;
-}
-
-std::string csv_quoted(const std::string& text)
-{
-    std::string out = "\"";
-    for (const char c : text) {
-        out += c;
-        if (c == '"') {
-            out += '"';
-        }
-    }
-    return out + "\"";
-}
-
-std::string gp_quoted(const std::string& text)
-{
-    std::string out = "'";
-    for (const char c : text) {
-        out += c;
-        if (c == '\'') {
-            out += '\'';
-        }
-    }
-    return out + "'";
 }
 
 /// "yes" (every compared run equal), "NO", or "-" (not compared).

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "gnuplot.hpp"
+#include "text.hpp"
 
 namespace mpipcl::bench {
 
@@ -29,30 +30,6 @@ std::vector<double> scaled(const std::vector<double>& seconds, double factor)
         out.push_back(s * factor);
     }
     return out;
-}
-
-/// A number for the CSV: empty when NaN (not measured in this experiment).
-std::string csv_number(double value)
-{
-    if (std::isnan(value)) {
-        return {};
-    }
-    char text[32];
-    std::snprintf(text, sizeof text, "%.6g", value);
-    return text;
-}
-
-/// A string inside single quotes in gnuplot, where '' stands for one quote.
-std::string gp_quoted(const std::string& text)
-{
-    std::string out = "'";
-    for (const char c : text) {
-        out += c;
-        if (c == '\'') {
-            out += '\'';
-        }
-    }
-    return out + "'";
 }
 
 std::string repeats_text(const Options& o)
@@ -272,18 +249,6 @@ void print_pipeline_table(std::FILE* out, const Options& options,
 }
 
 }  // namespace
-
-std::string csv_quoted(const std::string& text)
-{
-    std::string out = "\"";
-    for (const char c : text) {
-        out += c;
-        if (c == '"') {
-            out += '"';
-        }
-    }
-    return out + "\"";
-}
 
 double ideal_head_start(const Options& options, double send_time)
 {

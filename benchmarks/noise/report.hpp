@@ -10,6 +10,7 @@
 #include "options.hpp"
 #include "stats.hpp"
 #include "sweep.hpp"
+#include "text.hpp"
 
 namespace mpipcl::bench {
 
@@ -19,9 +20,6 @@ struct RunInfo {
     std::string mpipcl_version;                         ///< MPIPCL_VERSION
     std::vector<std::pair<Mode, std::string>> skipped;  ///< requested but unsupported, with why
 };
-
-/// @p text as one CSV field: in double quotes, inner quotes doubled.
-[[nodiscard]] std::string csv_quoted(const std::string& text);
 
 /// The figures reported for one point (times in microseconds, bandwidths in MiB/s).
 struct Metrics {
