@@ -12,6 +12,7 @@
 #include "common/backoff.hpp"
 #include "common/error.hpp"
 #include "mpipcl.h"
+#include "progress/engine.hpp"
 #include "requests/registry.hpp"
 #include "requests/request.hpp"
 
@@ -256,6 +257,23 @@ bool complete_any_mine(MixedArray& a, int pass, MPI_Status* status, int* index, 
     return false;
 }
 
+mpipcl::progress::Engine& engine() { return mpipcl::progress::Engine::instance(); }
+
+/// The event and offload modes' wait (Engine::waits_sleep): until @p done() is true, sleeps
+/// until a progress pass completed something. @p done is read after the completion count,
+/// so a completion between the two ends the sleep at once.
+template <class Done>
+void sleep_until(Done&& done)
+{
+    for (;;) {
+        const std::uint32_t seen = engine().completions();
+        if (done()) {
+            return;
+        }
+        engine().await_completion(seen);
+    }
+}
+
 /// Frees a request's MPI handle when MPI_Request_free leaves, whatever release() did.
 struct HandleFree {
     MPI_Request* request;
@@ -330,6 +348,10 @@ MPIPCL_API int MPI_Wait(MPI_Request* request, MPI_Status* status)
         }
         call.on(r->comm());
         int err = MPI_SUCCESS;
+        if (engine().waits_sleep()) {
+            sleep_until([&] { return r->try_complete(status, &err, Poll::Look); });
+            return call.raise(err);
+        }
         Backoff b = mpipcl::user_wait_backoff();
         while (!r->try_complete(status, &err, Poll::Wait)) {
             b.pause();
@@ -385,6 +407,18 @@ MPIPCL_API int MPI_Waitall(int count, MPI_Request array_of_requests[],
             pending_mine += a.mine(i) ? 1 : 0;
         }
         bool others_done = a.others() == 0;
+        if (others_done && engine().waits_sleep()) {
+            sleep_until([&] {
+                for (int i = 0; i < count; ++i) {
+                    if (a.mine(i) && !done[i] && a.complete_mine(i, a.status(i), Poll::Look)) {
+                        done[i] = 1;
+                        --pending_mine;
+                    }
+                }
+                return pending_mine == 0;
+            });
+            return a.finish(call, count);
+        }
         Backoff b = mpipcl::user_wait_backoff();
         while (pending_mine > 0 || !others_done) {
             bool moved = false;

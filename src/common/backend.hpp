@@ -108,6 +108,8 @@ class Backend {
     }
     /// Sender: issue queued MPI work. Lock-free; makes MPI calls, so only on threads allowed to.
     virtual void flush() noexcept = 0;
+    /// lock-free (sender): complete units wait in the ready queue for a flush (a hint).
+    bool units_queued() const noexcept { return ready_.pending(); }
     /// lock-free (sender): the queued work is long (RMA: Puts and MPI_Win_flush calls that may
     /// wait for the target), so a Pready caller should leave it to the progress thread and the
     /// completion calls when a progress thread runs, instead of issuing it itself.

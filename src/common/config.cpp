@@ -87,6 +87,34 @@ bool parse_backend(const std::string& text, BackendKind* out)
     return true;
 }
 
+bool parse_progress(const std::string& text, ProgressMode* out)
+{
+    static constexpr ProgressMode kModes[] = {ProgressMode::Thread, ProgressMode::Event,
+                                              ProgressMode::Offload, ProgressMode::Caller};
+    for (const ProgressMode m : kModes) {
+        if (text == progress_name(m)) {
+            *out = m;
+            return true;
+        }
+    }
+    return false;
+}
+
+const char* progress_name(ProgressMode mode)
+{
+    switch (mode) {
+        case ProgressMode::Thread:
+            return "thread";
+        case ProgressMode::Event:
+            return "event";
+        case ProgressMode::Offload:
+            return "offload";
+        case ProgressMode::Caller:
+            return "caller";
+    }
+    return "?";
+}
+
 bool parse_notify(const std::string& text, NotifyMode* out)
 {
     if (text == "gcd") {
@@ -153,6 +181,22 @@ void read_dump_signal(Config* c)
     }
 }
 
+/// MPIPCL_PROGRESS, and MPIPCL_PROGRESS_THREAD=0 (an alias of caller) when it is not set.
+void read_progress(Config* c)
+{
+    std::int64_t v = 1;
+    if (env_int("MPIPCL_PROGRESS_THREAD", 0, 1, &v) && v == 0) {
+        c->progress = ProgressMode::Caller;
+    }
+    if (const char* m = std::getenv("MPIPCL_PROGRESS"); m != nullptr && *m != '\0') {
+        if (!parse_progress(m, &c->progress)) {
+            MPIPCL_LOG(Warn, "ignoring MPIPCL_PROGRESS=%s (expected thread|event|offload|caller)",
+                       m);
+        }
+    }
+    c->progress_thread = c->progress != ProgressMode::Caller;
+}
+
 }  // namespace
 
 Config Config::load()
@@ -165,10 +209,8 @@ Config Config::load()
             MPIPCL_LOG(Error, "MPIPCL_BACKEND=%s is not auto|persistent|rma|native", b);
         }
     }
+    read_progress(&c);
     std::int64_t v = 0;
-    if (env_int("MPIPCL_PROGRESS_THREAD", 0, 1, &v)) {
-        c.progress_thread = v != 0;
-    }
     if (env_int("MPIPCL_MESSAGES", 0, 1 << 20, &v)) {
         c.messages = static_cast<int>(v);
     }
@@ -189,6 +231,9 @@ Config Config::load()
     }
     if (env_int("MPIPCL_PROGRESS_QUIET_US", 0, 1000000, &v)) {
         c.progress_quiet_us = static_cast<int>(v);
+    }
+    if (env_int("MPIPCL_PROGRESS_POLL_US", 1, 1000000, &v)) {
+        c.progress_poll_us = static_cast<int>(v);
     }
     if (env_int("MPIPCL_RMA", 0, 1, &v)) {
         c.rma_window = v != 0;

@@ -25,6 +25,18 @@ enum class NotifyMode : int {
     Message = 3,    ///< one flag per internal message (put unit)
 };
 
+/// How progress is made (MPIPCL_PROGRESS; docs/design.md, "Progress modes").
+enum class ProgressMode : int {
+    Thread = 0,   ///< a progress thread that polls on timers; waits poll
+    Event = 1,    ///< the thread sleeps on a doorbell that local calls and node peers ring
+    Offload = 2,  ///< as Event, and only the thread calls MPI for partitioned traffic
+    Caller = 3,   ///< no thread: progress inside the application's MPI calls
+};
+
+/// Parses "thread" | "event" | "offload" | "caller"; returns false for anything else.
+bool parse_progress(const std::string& text, ProgressMode* out);
+const char* progress_name(ProgressMode mode);
+
 /// Parses "gcd" | "partition" | "message"; returns false for anything else.
 bool parse_notify(const std::string& text, NotifyMode* out);
 
@@ -35,10 +47,12 @@ const char* backend_name(BackendKind kind);
 /// Values documented in docs/config.md. Read once by Config::load() at MPI initialization.
 struct Config {
     BackendKind backend = BackendKind::Auto;  ///< MPIPCL_BACKEND
-    bool progress_thread = true;              ///< MPIPCL_PROGRESS_THREAD (0/1)
-    int messages = 0;                         ///< MPIPCL_MESSAGES: internal messages, 0 = automatic
-    std::int64_t min_message_bytes = 4096;    ///< MPIPCL_MIN_MESSAGE_BYTES (automatic mode)
-    int max_messages = 1024;                  ///< MPIPCL_MAX_MESSAGES (automatic mode cap)
+    /// MPIPCL_PROGRESS (MPIPCL_PROGRESS_THREAD=0 is an alias of caller).
+    ProgressMode progress = ProgressMode::Thread;
+    bool progress_thread = true;            ///< a progress thread may run (every mode but caller)
+    int messages = 0;                       ///< MPIPCL_MESSAGES: internal messages, 0 = automatic
+    std::int64_t min_message_bytes = 4096;  ///< MPIPCL_MIN_MESSAGE_BYTES (automatic mode)
+    int max_messages = 1024;                ///< MPIPCL_MAX_MESSAGES (automatic mode cap)
     /// MPIPCL_PACKED: the persistent backend's packed layout for transfers of at most this many
     /// send partitions; 0 turns it off. A packed MPI_Pready pushes its partition on the ready
     /// queue, an aggregated one only the last of its message: mpipcl-gbench
@@ -53,6 +67,11 @@ struct Config {
     /// MPIPCL_PROGRESS_QUIET_US: the progress thread's nap while every running request is a
     /// send that needs nothing more from this process (Engine: "quiet"); 0 = never nap so.
     int progress_quiet_us = 1000;
+    /// MPIPCL_PROGRESS_POLL_US: event and offload modes, the longest sleep of the progress
+    /// thread on its doorbell while a request is active that nobody can ring it for (a peer on
+    /// another node, MPI-internal progress); the sleep doubles from MPIPCL_PROGRESS_MAX_SLEEP_US
+    /// up to this while its passes find nothing.
+    int progress_poll_us = 400;
     bool rma_window = true;   ///< MPIPCL_RMA (0/1): create the RMA window
     int rma_max_attach = -1;  ///< MPIPCL_RMA_MAX_ATTACH: attachment budget, -1 = ask the MPI
     /// MPIPCL_RMA_PUT_BYTES: largest single MPI_Put, 0 = no limit. MPICH moves a large Put
@@ -100,6 +119,14 @@ inline constexpr const char* kProgressThreadName = "mpipcl-progress";
 /// The progress thread, polling while requests are active, yields the core this long after
 /// each event before it sleeps (growing to MPIPCL_PROGRESS_MAX_SLEEP_US).
 inline constexpr int kProgressYieldUs = 20;
+/// Event and offload modes: after an event (a pass that changed something, or a ring of its
+/// doorbell) the progress thread keeps polling this long (short sleeps growing from 1 us)
+/// before it sleeps on the doorbell again.
+inline constexpr std::int64_t kEventBurstNs = 100000;
+/// Event and offload modes: the longest sleep of a waiting MPI_Wait* before it looks again
+/// (a pass that completes something wakes it at once; the bound only makes sure that nothing
+/// is ever missed).
+inline constexpr std::int64_t kAwaitCompletionNs = 5000000;
 /// First nap of the progress thread once it finds that an application thread drove progress
 /// since it last looked; it doubles while that goes on, up to MPIPCL_PROGRESS_STAND_DOWN_US.
 inline constexpr std::int64_t kProgressStandDownFirstNs = 200000;

@@ -189,6 +189,9 @@ void ControlChannel::send(int dest, const CtrlMsg& msg)
         PMPI_Isend(o.msg.get(), sizeof(CtrlMsg), MPI_BYTE, dest, kCtrlTag, comm_, &o.req));
     ++sent_to_[dest];
     outgoing_.push_back(std::move(o));
+    if (bells_ != nullptr) {
+        bells_->ring(dest);  // the private communicator's ranks are MPI_COMM_WORLD's
+    }
 }
 
 void ControlChannel::complete_sends()

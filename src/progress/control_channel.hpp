@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/backend.hpp"
+#include "progress/doorbell.hpp"
 #include "progress/protocol.hpp"
 
 namespace mpipcl::progress {
@@ -50,6 +51,8 @@ class ControlChannel {
 
     /// MPI_Init*: the private communicator @p comm and its size.
     void init(MPI_Comm comm, int size);
+    /// Event and offload modes: every send rings its destination's doorbell (null: none).
+    void use_doorbells(Doorbells* bells) noexcept { bells_ = bells; }
     /// Posts the control receive unless it is posted. Throws Error.
     void post_receive();
     /// Sends @p msg to private rank @p dest (non-blocking; the copy lives until it completed).
@@ -93,6 +96,7 @@ class ControlChannel {
     bool test_receive(int* src);
 
     MPI_Comm comm_ = MPI_COMM_NULL;
+    Doorbells* bells_ = nullptr;
     bool posted_ = false;
     CtrlMsg buf_{};
     MPI_Request req_ = MPI_REQUEST_NULL;

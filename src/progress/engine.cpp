@@ -58,10 +58,24 @@ void Engine::init()
     ctrl_.init(comm_, size);
     handshake_.init(comm_);
     backends::init(comm_);  // collective, like the dup above: every process is in MPI_Init*
+    init_progress_mode();
     thread_.reset_stop();
     dump_signal_.install(config().dump_signal);
     initialized_.store(true, std::memory_order_release);
     MPIPCL_LOG(Debug, "engine up: thread level %d, tag ub %d", provided, flag ? *tag_ub : -1);
+}
+
+void Engine::init_progress_mode()
+{
+    // From the configuration alone, never the thread level: the segment is collective.
+    const ProgressMode mode = config().progress;
+    bells_on_ = mode == ProgressMode::Event || mode == ProgressMode::Offload;
+    offload_ = mode == ProgressMode::Offload;
+    if (bells_on_) {
+        bells_.init(comm_);
+        thread_.use_doorbell(&bells_);
+        ctrl_.use_doorbells(&bells_);
+    }
 }
 
 void Engine::finalize()
@@ -78,6 +92,12 @@ void Engine::finalize()
     handshake_.finalize();
     kept_.clear();  // after the backends: their windows no longer reach this memory
     backends::finalize();
+    if (bells_on_) {
+        ctrl_.use_doorbells(nullptr);
+        thread_.use_doorbell(nullptr);
+        bells_.finalize();
+        bells_on_ = false;
+    }
     PMPI_Comm_free(&comm_);
     comm_info_finalize();
     dump_signal_.restore();
@@ -200,6 +220,9 @@ bool Engine::progress_for(Transfer& t) noexcept
         return pass(lk, false);
     }
     const PassingMark mark(passing_);
+    if (bells_on_ && units_queued(t)) {
+        ring_peer(t);  // as in progress_locked
+    }
     bool done = false;
     try {
         done = advance_locked(t);
@@ -208,8 +231,31 @@ bool Engine::progress_for(Transfer& t) noexcept
     }
     if (done) {
         active_.remove(t);  // as a full pass would
+        if (bells_on_) {
+            ring_peer(t);
+            note_completion();
+        }
     }
     return done;
+}
+
+void Engine::note_completion() noexcept
+{
+    // sync: seq_cst increment then load, against await_completion's seq_cst increment of the
+    // sleepers then the kernel's compare of the word (Dekker).
+    completions_.fetch_add(1);
+    if (completion_sleepers_.load() != 0) {
+        futex_wake(&completions_);
+    }
+}
+
+void Engine::await_completion(std::uint32_t seen) noexcept
+{
+    completion_sleepers_.fetch_add(1);
+    thread_.note_user_sleeps();
+    wake();
+    futex_wait(&completions_, seen, kAwaitCompletionNs);
+    completion_sleepers_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 bool Engine::advance_locked(Transfer& t)
@@ -243,11 +289,16 @@ bool Engine::pass(std::unique_lock<std::mutex>& lk, bool all) noexcept
     }
     advance_tasks_locked();
     if (all) {  // only a full pass sees the control channel
-        quiet_.store(quiet && tasks_wait_locked() && ctrl_.sends_in_flight() == 0,
-                     std::memory_order_relaxed);
+        const bool settled = tasks_wait_locked() && ctrl_.sends_in_flight() == 0;
+        quiet_.store(quiet && settled, std::memory_order_relaxed);
+        rung_for_all_.store(rung_ && settled, std::memory_order_relaxed);
     }
-    return active_.count() != before || handshake_.pending() != pairs_before ||
-           tasks_count_.load(std::memory_order_relaxed) != tasks_before;
+    const bool changed = active_.count() != before || handshake_.pending() != pairs_before ||
+                         tasks_count_.load(std::memory_order_relaxed) != tasks_before;
+    if (changed && bells_on_) {
+        note_completion();
+    }
+    return changed;
 }
 
 bool Engine::try_pass() noexcept
@@ -317,13 +368,25 @@ bool Engine::progress_locked(bool all)
     ctrl_.complete_sends();
     bool awaited = false;
     bool quiet = all && handshake_.pending() == 0;  // only a full pass records it
+    bool rung = quiet;
     active_.advance_all([&](Transfer& t) {
+        if (bells_on_ && units_queued(t)) {
+            // This pass issues them: the peer looks now (an RMA flush on MPICH waits for the
+            // target to enter MPI).
+            ring_peer(t);
+        }
         const bool done = advance_locked(t);
+        if (done) {
+            ring_peer(t);
+        }
         awaited = awaited || (!done && t.wants_every_pass());
         quiet = quiet && (done || quiet_send_locked(t));
+        rung = rung && (done || rung_for_locked(t));
         return done;
     });
     ctrl_awaited_ = awaited;
+    wants_polling_.store(awaited, std::memory_order_relaxed);
+    rung_ = rung && !awaited;
     return quiet && !awaited;
 }
 

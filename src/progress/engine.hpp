@@ -15,7 +15,9 @@
 
 #include "common/backoff.hpp"
 #include "common/config.hpp"
+#include "common/futex.hpp"
 #include "progress/control_channel.hpp"
+#include "progress/doorbell.hpp"
 #include "progress/dump_signal.hpp"
 #include "progress/handshake.hpp"
 #include "progress/progress_thread.hpp"
@@ -82,7 +84,8 @@ class Engine final : private ProgressThread::Work {
     /// transfer awaits a control message or control sends are in flight, it is a full pass.
     /// Returns true if something happened. Never throws.
     bool progress_for(Transfer& t) noexcept;
-    /// MPI_Parrived found its partition not arrived (an application thread). Drives progress,
+    /// MPI_Parrived found its partition not arrived (an application thread). In offload mode it
+    /// rings the progress thread instead; otherwise it drives progress,
     /// so that a loop of Parrived calls terminates without a progress thread, except while
     /// another thread (the progress thread, or an application thread) is in a pass: then the
     /// call costs one atomic load, and that pass publishes what it finds through the backends'
@@ -100,6 +103,10 @@ class Engine final : private ProgressThread::Work {
             if ((misses & (kParrivedDriveEvery - 1)) != 0) {
                 return;
             }
+        }
+        if (offloads_ready()) {
+            wake();  // offload mode: only the progress thread calls MPI; it looks now
+            return;
         }
         // sync: relaxed, a hint: a pass that ends just after this load is missed for one poll.
         if (!passing_.load(std::memory_order_relaxed)) {
@@ -120,6 +127,38 @@ class Engine final : private ProgressThread::Work {
     /// long idle wait; while requests are active it passes every few tens of microseconds).
     void nudge() noexcept { wake(); }
 
+    // The event and offload modes (docs/design.md, "Progress modes").
+
+    /// MPI_Pready* only queues; the progress thread issues the MPI calls (offload mode, with
+    /// the thread running).
+    bool offloads_ready() const noexcept { return offload_ && thread_.running(); }
+    /// MPI_Wait* on a partitioned request sleeps until a pass completes it (event and offload
+    /// modes, with the thread running).
+    bool waits_sleep() const noexcept { return bells_on_ && thread_.running(); }
+    /// An application thread's MPI_Pready* issued @p t's units itself: rings the receiver's
+    /// doorbell (its thread lands them) and, unless the receiver copies the data on this node,
+    /// this process's (its thread sees the sends through).
+    void issued(const Transfer& t) noexcept
+    {
+        if (bells_on_) {
+            const int peer = t.endpoint().peer_world;
+            bells_.ring(peer);
+            if (!(kOnNodeReceiverCopies && bells_.reaches(peer))) {
+                wake();
+            }
+        }
+    }
+    /// The count of passes that completed something (read it before the check that found the
+    /// request incomplete, then await_completion).
+    std::uint32_t completions() const noexcept
+    {
+        // sync: acquire pairs with note_completion's increment.
+        return completions_.load(std::memory_order_acquire);
+    }
+    /// Sleeps until a pass completed something after @p seen was read (bounded by
+    /// kAwaitCompletionNs); rings the progress thread first, so that it passes now.
+    void await_completion(std::uint32_t seen) noexcept;
+
    private:
     using TransferPtr = std::shared_ptr<Transfer>;
     Engine() = default;
@@ -128,6 +167,14 @@ class Engine final : private ProgressThread::Work {
     bool has_work() const noexcept override;
     bool try_pass() noexcept override;
     bool quiet() const noexcept override { return quiet_.load(std::memory_order_relaxed); }
+    bool rung_for_all() const noexcept override
+    {
+        return rung_for_all_.load(std::memory_order_relaxed);
+    }
+    bool wants_polling() const noexcept override
+    {
+        return wants_polling_.load(std::memory_order_relaxed);
+    }
     bool answers_late_peers() const noexcept override { return handshake_.keeps_failed(); }
     void dump_if_requested() noexcept override;
 
@@ -135,8 +182,15 @@ class Engine final : private ProgressThread::Work {
     bool pass(std::unique_lock<std::mutex>& lk, bool all) noexcept;
     /// Logs the engine's and every transfer's state (MPIPCL_DUMP_SIGNAL).
     void dump_locked() noexcept;
-    /// Returns whether every running transfer left is quiet (quiet_send_locked).
+    /// Returns whether every running transfer left is quiet (quiet_send_locked); a full pass
+    /// (@p all) records rung_for_all_.
     bool progress_locked(bool all);
+    /// Running transfer @p t's peer rings this process whenever it moves something
+    /// (Engine::rung_for_all).
+    bool rung_for_locked(const Transfer& t) const noexcept
+    {
+        return kOnNodeReceiverCopies && bells_on_ && bells_.reaches(t.endpoint().peer_world);
+    }
     /// Running transfer @p t needs nothing more from this process but the notice that it
     /// completed: a send with no unit waiting to be started (Backend::sends_handed_over; a
     /// Pready starts its own units, so also before the first Pready) to a peer on
@@ -151,7 +205,23 @@ class Engine final : private ProgressThread::Work {
     bool advance_locked(Transfer& t);
     void remove_locked(const TransferPtr& t);
     void start_thread_locked();
+    /// MPI_Init*: the doorbells and sleeping waits of the event and offload modes (collective).
+    void init_progress_mode();
     void wake() noexcept { thread_.wake(); }
+    /// A pass completed (or failed) something: wakes the sleeping waiters (waits_sleep).
+    void note_completion() noexcept;
+    static bool units_queued(const Transfer& t) noexcept
+    {
+        return t.backend() != nullptr && t.backend()->units_queued();
+    }
+    /// Transfer @p t's round completed in a pass, or the pass issued its queued units: its
+    /// peer's thread looks (it lands the data, or sees its side through).
+    void ring_peer(const Transfer& t) noexcept
+    {
+        if (bells_on_) {
+            bells_.ring(t.endpoint().peer_world);
+        }
+    }
 
     /// A thread holds the engine lock for a pass (parrived_missed reads it lock-free).
     std::atomic<bool> passing_{false};
@@ -159,6 +229,10 @@ class Engine final : private ProgressThread::Work {
     /// waiting on them, no pairing pending and no control message to send: the progress
     /// thread naps (ProgressThread::Work::quiet).
     std::atomic<bool> quiet_{false};
+    /// The last full pass found every running transfer rung for (ProgressThread::Work).
+    std::atomic<bool> rung_for_all_{false};
+    /// ctrl_awaited_ for lock-free readers (ProgressThread::Work::wants_polling).
+    std::atomic<bool> wants_polling_{false};
     /// This thread's MPI_Parrived misses in a row (parrived_missed / parrived_hit).
     static inline thread_local unsigned t_parrived_misses_
         __attribute__((tls_model("initial-exec"))) = 0;
@@ -175,6 +249,8 @@ class Engine final : private ProgressThread::Work {
     /// data that moves only while this process is inside MPI (an RMA receiver,
     /// Backend::wants_mpi_progress): poll the control channel on every pass.
     bool ctrl_awaited_ = false;
+    /// The last progress_locked found every running transfer rung for (rung_for_locked).
+    bool rung_ = false;
     unsigned user_passes_ = 0;
     unsigned for_passes_ = 0;  ///< progress_for() calls (a full pass every kFullPassEvery-th)
     ControlChannel ctrl_;
@@ -188,6 +264,12 @@ class Engine final : private ProgressThread::Work {
 
     // Not guarded by mu_: set at init/finalize, and the thread's own synchronization.
     DumpSignal dump_signal_;
+    bool bells_on_ = false;  ///< event or offload mode: doorbells and sleeping waits
+    bool offload_ = false;   ///< offload mode
+    Doorbells bells_;
+    /// Futex word of the sleeping waits: passes that completed something (note_completion).
+    std::atomic<std::uint32_t> completions_{0};
+    std::atomic<std::uint32_t> completion_sleepers_{0};
     ProgressThread thread_;
 };
 

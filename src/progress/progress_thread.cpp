@@ -30,6 +30,9 @@ void ProgressThread::stop()
         stop_ = true;
     }
     wake_cv_.notify_all();
+    if (bell_ != nullptr) {
+        bell_->ring_self();
+    }
     if (thread_.joinable()) {
         thread_.join();
     }
@@ -109,12 +112,16 @@ void ProgressThread::main(Work& work)
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     // Named, so that top -H, perf and mpipcl-bench (its progress-thread CPU columns) find it.
     pthread_setname_np(pthread_self(), kProgressThreadName);
-    Backoff busy(kProgressYieldUs, config().progress_max_sleep_us);
     // The stand-down nap doubles while the application keeps driving progress itself (each
     // wake-up costs a polling application thread its core for a moment).
     stand_down_max_ns_ = std::max<std::int64_t>(
         kProgressStandDownFirstNs, std::int64_t{config().progress_stand_down_us} * 1000);
     stand_down_ns_ = kProgressStandDownFirstNs;
+    if (bell_ != nullptr) {
+        main_event(work);
+        return;
+    }
+    Backoff busy(kProgressYieldUs, config().progress_max_sleep_us);
     for (;;) {
         work.dump_if_requested();
         const Step step = next_step(work);
@@ -161,9 +168,83 @@ void ProgressThread::main(Work& work)
     }
 }
 
+bool ProgressThread::stopping()
+{
+    std::lock_guard<std::mutex> lk(wake_mu_);
+    return stop_;
+}
+
+void ProgressThread::idle_on_bell(Work& work, std::uint32_t seen)
+{
+    bell_->sleep(seen, kProgressIdleWaitNs);
+    // As in main(): failed transfers wait to answer peers that pair with them late.
+    if (bell_->rings() == seen && work.answers_late_peers()) {
+        work.try_pass();
+    }
+}
+
+void ProgressThread::main_event(Work& work)
+{
+    using Clock = std::chrono::steady_clock;
+    const std::int64_t min_ns = std::int64_t{std::max(1, config().progress_max_sleep_us)} * 1000;
+    const std::int64_t max_ns = std::max(min_ns, std::int64_t{config().progress_poll_us} * 1000);
+    const std::int64_t quiet_ns = std::int64_t{config().progress_quiet_us} * 1000;
+    // No yields: on a core that computes, a yield hands the core over only for a moment and
+    // is back at once, and on an idle one it spins.
+    Backoff busy(0, config().progress_max_sleep_us);
+    std::int64_t interval = min_ns;
+    auto last_event = Clock::now();
+    for (;;) {
+        work.dump_if_requested();
+        if (stopping()) {
+            return;
+        }
+        // Read before the pass: a ring after this read ends the sleep below at once.
+        const std::uint32_t seen = bell_->rings();
+        if (!work.has_work()) {
+            idle_on_bell(work, seen);
+            last_event = Clock::now();
+            continue;
+        }
+        // An application thread drives progress itself (it polls MPI_Parrived or MPI_Test):
+        // stay out of MPI, as in main(), but on the bell.
+        // sync: relaxed, a hint.
+        if (user_progressed_.exchange(false, std::memory_order_relaxed)) {
+            bell_->sleep(seen, stand_down_ns_);
+            stood_down();
+            continue;
+        }
+        stand_down_ns_ = kProgressStandDownFirstNs;
+        const auto now = Clock::now();
+        if (work.try_pass()) {
+            last_event = now;
+            interval = min_ns;
+            busy.reset();
+            continue;
+        }
+        if (now - last_event < std::chrono::nanoseconds(kEventBurstNs)) {
+            busy.pause();  // the burst after an event: the next one often follows
+            continue;
+        }
+        const bool quiet = quiet_ns > 0 && (work.quiet() || work.rung_for_all());
+        bell_->sleep(seen, quiet ? quiet_ns : interval);
+        if (bell_->rings() != seen) {
+            last_event = Clock::now();  // rung: something to look at, a burst follows
+            interval = min_ns;
+            busy.reset();
+        } else if (!quiet && !work.wants_polling()) {
+            interval = std::min(max_ns, interval * 2);
+        }
+    }
+}
+
 void ProgressThread::wake() noexcept
 {
     if (!running_.load(std::memory_order_acquire)) {
+        return;
+    }
+    if (bell_ != nullptr) {
+        bell_->ring_self();
         return;
     }
     // An application thread drove progress since the thread last looked, and the thread is

@@ -11,6 +11,8 @@
 #include <mutex>
 #include <thread>
 
+#include "progress/doorbell.hpp"
+
 namespace mpipcl::progress {
 
 class ProgressThread {
@@ -27,6 +29,14 @@ class ProgressThread {
         /// matter: every active request is a started send whose receiver moves the data
         /// (Engine's quiet state). Lock-free.
         virtual bool quiet() const noexcept = 0;
+        /// Event and offload modes: the last full pass found every running transfer's peer on
+        /// this node's doorbells, on an MPI whose receiver there copies the data (nothing this
+        /// thread must poll for: the peers ring it). Lock-free.
+        virtual bool rung_for_all() const noexcept = 0;
+        /// A running transfer moves only while this process is inside MPI (an RMA target on
+        /// MPICH) or waits for a control message: the event mode polls it at its shortest
+        /// interval. Lock-free.
+        virtual bool wants_polling() const noexcept = 0;
         /// Failed transfers are kept whose peers may pair with them later and then wait for
         /// this process's answer, however long it stays out of the library (lock-free).
         virtual bool answers_late_peers() const noexcept = 0;
@@ -37,6 +47,9 @@ class ProgressThread {
         ~Work() = default;
     };
 
+    /// Event and offload modes, before the first start(): the thread sleeps on @p bell
+    /// (main_event) and wake() rings it.
+    void use_doorbell(Doorbells* bell) noexcept { bell_ = bell; }
     /// Starts the thread on @p work unless it runs (caller holds the engine lock).
     void start(Work& work);
     /// Stops and joins the thread; then running() is false.
@@ -60,8 +73,27 @@ class ProgressThread {
         }
     }
 
+    /// An application thread is about to sleep until this thread completes something (the
+    /// event and offload modes' waits): it no longer drives progress, so the thread does not
+    /// stand down for it.
+    void note_user_sleeps() noexcept
+    {
+        // sync: relaxed, a hint like note_user_progress (the ring that follows wakes the thread).
+        user_progressed_.store(false, std::memory_order_relaxed);
+    }
+
    private:
     void main(Work& work);
+    /// The loop of the event and offload modes: after an event (a pass that changed something,
+    /// or a ring) it polls for kEventBurstNs (sleeps growing from 1 us, no yields), then sleeps
+    /// on its doorbell: up to the quiet nap when Work::quiet or Work::rung_for_all, else for an
+    /// interval that doubles from MPIPCL_PROGRESS_MAX_SLEEP_US up to MPIPCL_PROGRESS_POLL_US
+    /// while passes find nothing.
+    void main_event(Work& work);
+    /// main_event with no work: sleeps on the doorbell up to the idle bound (one pass after it
+    /// while failed transfers wait to answer late peers).
+    void idle_on_bell(Work& work, std::uint32_t seen);
+    bool stopping();
     /// No work: waits until woken or stopped, or until the nap or the idle bound passed. True
     /// for the long wait, false for a stand-down nap (an application thread drives progress).
     bool idle_wait(std::unique_lock<std::mutex>& lk);
@@ -76,6 +108,7 @@ class ProgressThread {
     void stood_down();
 
     std::thread thread_;
+    Doorbells* bell_ = nullptr;  ///< event and offload modes (use_doorbell)
     /// An application thread called progress() since the thread last looked (it clears the
     /// flag when it looks); while it finds the flag set it stands down, napping
     /// kProgressStandDownFirstNs between looks at first, doubling up to

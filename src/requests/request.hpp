@@ -42,8 +42,11 @@ struct InitArgs {
 /// which waits for the engine lock, so that it sees a completed round even while another
 /// thread is in a pass. Wait: one poll of a loop (MPI_Wait, MPI_Waitall); a collective's poll
 /// skips its pass while another thread is in one (that pass advances the collective, and the
-/// loop polls again), rather than queue behind the progress thread on the engine lock.
-enum class Poll : std::uint8_t { Test, Wait };
+/// loop polls again), rather than queue behind the progress thread on the engine lock. Look:
+/// no progress at all, only a look at the round (the event and offload modes' sleeping waits:
+/// the progress thread completes the round). MPI_Test* always drives progress: once
+/// MPI_Parrived reported every partition, one MPI_Test completes the request.
+enum class Poll : std::uint8_t { Test, Wait, Look };
 
 class Request {
    public:
@@ -191,11 +194,12 @@ inline int Request::pready_range(int lo, int hi) noexcept
 inline void issue_queued(progress::Transfer& t) noexcept
 {
     progress::Engine& engine = progress::Engine::instance();
-    if (t.flush_in_background() && engine.progress_thread_running()) {
+    if ((t.flush_in_background() || engine.offloads_ready()) && engine.progress_thread_running()) {
         engine.nudge();
         return;
     }
     t.flush();
+    engine.issued(t);
 }
 
 inline void Request::issue_queued() noexcept { requests::issue_queued(*t_); }

@@ -9,8 +9,8 @@
  * answer through rank 0's progress thread. Rank 2's wait must return the others' error,
  * MPI_ERR_ARG (and the barrier then completes), rather than hang until the watchdog. Two
  * matching bcasts on all three ranks work afterwards, data checked. Needs the progress thread
- * (skips below MPI_THREAD_MULTIPLE or with MPIPCL_PROGRESS_THREAD=0: without it the late
- * member waits until rank 0 calls the library again). */
+ * (skips below MPI_THREAD_MULTIPLE or with MPIPCL_PROGRESS=caller: without it the late member
+ * waits until rank 0 calls the library again). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +51,7 @@ static void bcast_round(MPI_Comm comm, int* buf, int parts, int count, int round
 int main(int argc, char** argv)
 {
     tu_init(&argc, &argv, MPI_THREAD_MULTIPLE, 3);
-    const char* thread = getenv("MPIPCL_PROGRESS_THREAD");
-    if (thread != NULL && strcmp(thread, "0") == 0) {
+    if (tu_progress_thread_off()) {
         if (tu_rank == 0) {
             fprintf(stderr, "SKIP: needs the progress thread\n");
         }

@@ -8,11 +8,11 @@
  * MPI call, the receiver reads its buffer. Where data can move during the sleep, all 16
  * partitions must already hold the round's bytes:
  * - a library progress thread runs in the receiver (MPI_THREAD_MULTIPLE and
- *   MPIPCL_PROGRESS_THREAD unset or 1): both backends, both MPIs;
+ *   MPIPCL_PROGRESS other than caller): both backends, both MPIs;
  * - Open MPI 4 when the pair really uses the rma backend (MPIX_Pcl_backend, asked on the
  *   receiver after the first round, which pairs it; MPIPCL_BACKEND=rma falls back to
  *   persistent without a window, e.g. over TCP): the Puts complete at a passive target
- *   (osc rdma), so even without a progress thread (MPIPCL_PROGRESS_THREAD=0 or a lower thread
+ *   (osc rdma), so even without a progress thread (MPIPCL_PROGRESS=caller or a lower thread
  *   level). Rounds before that check assert nothing about the sleep.
  * Otherwise (persistent without a progress thread; MPICH's RMA without one, which needs the
  * target inside MPI; Open MPI 5, whose osc does not complete Puts at a target outside MPI
@@ -66,8 +66,7 @@ static int open_mpi_major(void)
  * what MPIX_Pcl_backend names for the receive, NULL before it is paired. */
 static int must_land_while_asleep(int provided, const char* backend)
 {
-    const char* thread = getenv("MPIPCL_PROGRESS_THREAD");
-    int progress_thread = provided == MPI_THREAD_MULTIPLE && !(thread && strcmp(thread, "0") == 0);
+    int progress_thread = provided == MPI_THREAD_MULTIPLE && !tu_progress_thread_off();
     const int major = open_mpi_major();
     int passive_target = major > 0 && major < 5 && backend != NULL && strcmp(backend, "rma") == 0;
     fprintf(stderr,

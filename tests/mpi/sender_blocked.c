@@ -5,7 +5,7 @@
  * is blocked: at MPI_THREAD_MULTIPLE the library issues it from the Pready caller
  * (persistent; rma without a progress thread) or from its progress thread (rma leaves its
  * Puts to that thread). 16 partitions of 64 KiB, above every eager limit, 3 rounds, bytes
- * verified. Without the progress thread (MPIPCL_PROGRESS_THREAD=0) the handshakes (pairing,
+ * verified. Without the progress thread (MPIPCL_PROGRESS=caller) the handshakes (pairing,
  * the rma receiver's per-round Ready) still need a library call on the sender: it calls
  * MPIX_Pbuf_prepare after MPI_Start there (with the thread it does not). Below
  * MPI_THREAD_MULTIPLE data moves only inside the library's calls (README, "Thread levels"),
@@ -29,8 +29,7 @@ int main(int argc, char** argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &ctl);
     MPI_Request req;
     TU_MPI(tu_pair_init(buf, PARTS, PART_BYTES, MPI_BYTE, TAG, MPI_COMM_WORLD, &req));
-    const char* thread = getenv("MPIPCL_PROGRESS_THREAD");
-    const int prepare = thread != NULL && strcmp(thread, "0") == 0;
+    const int prepare = tu_progress_thread_off();
     for (int round = 0; round < ROUNDS; ++round) {
         int token = round;
         if (tu_rank == 0) {

@@ -164,8 +164,7 @@ int main(int argc, char** argv)
     }
     /* Without a progress thread the sender pairs only in its own passes (Start, Wait), and
      * await_token makes none: one plain round first, so the checked rounds are paired. */
-    const char* thread_env = getenv("MPIPCL_PROGRESS_THREAD");
-    if (thread_env != NULL && strcmp(thread_env, "0") == 0) {
+    if (tu_progress_thread_off()) {
         TU_MPI(MPI_Start(&req));
         if (tu_rank == 0) {
             TU_MPI(MPI_Pready_range(0, sparts - 1, req));

@@ -602,3 +602,17 @@ int tu_transfer_check(MPI_Comm comm, int src, int dst, int tag, int sparts, int 
     free(rbuf);
     return ok;
 }
+
+int tu_progress_thread_off(void)
+{
+    const char* mode = getenv("MPIPCL_PROGRESS");
+    if (mode != NULL && (strcmp(mode, "thread") == 0 || strcmp(mode, "event") == 0 ||
+                         strcmp(mode, "offload") == 0)) {
+        return 0;
+    }
+    if (mode != NULL && strcmp(mode, "caller") == 0) {
+        return 1;
+    }
+    const char* thread = getenv("MPIPCL_PROGRESS_THREAD");
+    return thread != NULL && strcmp(thread, "0") == 0;
+}

@@ -159,6 +159,10 @@ void tu_sleep_us(long us);
 /** Integer command-line argument @p i (1-based), or @p fallback when absent. */
 int tu_arg_int(int argc, char** argv, int i, int fallback);
 
+/* 1 when the environment turns the library's progress thread off: MPIPCL_PROGRESS=caller, or
+ * MPIPCL_PROGRESS_THREAD=0 while MPIPCL_PROGRESS names no other valid mode (docs/config.md). */
+int tu_progress_thread_off(void);
+
 /** Fills @p a with 0 .. n-1 in a pseudo-random order determined by @p seed. */
 void tu_shuffled_indices(int* a, int n, unsigned seed);
 
