@@ -396,9 +396,9 @@ render() {
             auto-*) render_auto "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
             gbench-*) render_gbench "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
             coll-*) render_coll "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
-            compute-*) render_compute "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
+            compute-* | progress-*) render_compute "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
             app-*) render_app "$csv" "$results/$name.meta" >"$tmp/$name.md" ;;
-            *) echo "unknown result kind: $name (sweep-*, auto-*, coll-*, compute-*, app-* or gbench-*)" >&2
+            *) echo "unknown result kind: $name (sweep-*, auto-*, coll-*, compute-*, progress-*, app-* or gbench-*)" >&2
                return 1 ;;
         esac
     done
