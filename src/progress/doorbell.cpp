@@ -2,6 +2,7 @@
 // The node segment of the doorbells, and ringing and sleeping on them.
 #include "progress/doorbell.hpp"
 
+#include <cstdint>
 #include <new>
 
 #include "common/futex.hpp"
@@ -22,6 +23,12 @@ bool failed(int rc, const char* what)
 }
 
 }  // namespace
+
+void* Doorbells::aligned(void* p) noexcept
+{
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    return reinterpret_cast<void*>((a + alignof(Slot) - 1) & ~std::uintptr_t{alignof(Slot) - 1});
+}
 
 void Doorbells::init(MPI_Comm world)
 {
@@ -44,14 +51,16 @@ void Doorbells::init(MPI_Comm world)
     // Every step is collective over the node: all members fail or succeed together, except
     // the allocation, whose result is agreed on before anyone uses the segment.
     int ok = PMPI_Allgather(&me, 1, MPI_INT, world_of.data(), 1, MPI_INT, node) == MPI_SUCCESS;
-    if (ok && failed(PMPI_Win_allocate_shared(sizeof(Slot), sizeof(Slot), MPI_INFO_NULL, node,
-                                              &base, &win_),
-                     "MPI_Win_allocate_shared")) {
+    // Two slots' room each: the MPI aligns a process's part to 8 or 16 bytes only, and the
+    // slot is placed at the first cache-line boundary inside it.
+    if (ok &&
+        failed(PMPI_Win_allocate_shared(2 * sizeof(Slot), 1, MPI_INFO_NULL, node, &base, &win_),
+               "MPI_Win_allocate_shared")) {
         win_ = MPI_WIN_NULL;
         ok = 0;
     }
     if (ok) {
-        new (base) Slot();  // before any peer may ring it: the barrier below orders it
+        new (aligned(base)) Slot();  // before any peer may ring it: the reduction below orders it
     }
     int all = 0;
     PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, node);
@@ -61,10 +70,10 @@ void Doorbells::init(MPI_Comm world)
         void* slot = nullptr;
         PMPI_Win_shared_query(win_, r, &bytes, &unit, &slot);
         by_world_[static_cast<std::size_t>(world_of[static_cast<std::size_t>(r)])] =
-            static_cast<Slot*>(slot);
+            static_cast<Slot*>(aligned(slot));
     }
     if (all != 0) {
-        self_ = static_cast<Slot*>(base);
+        self_ = static_cast<Slot*>(aligned(base));
         shared_ = true;
     } else if (win_ != MPI_WIN_NULL) {
         PMPI_Win_free(&win_);

@@ -58,6 +58,8 @@ class Doorbells {
         std::atomic<std::uint32_t> sleeping{0};
     };
     void ring_slot(Slot* s) noexcept;
+    /// @p p rounded up to a slot boundary (a cache line).
+    static void* aligned(void* p) noexcept;
 
     MPI_Win win_ = MPI_WIN_NULL;
     bool shared_ = false;  ///< the slots live in the node segment (shared futexes)
