@@ -259,18 +259,18 @@ bool complete_any_mine(MixedArray& a, int pass, MPI_Status* status, int* index, 
 
 mpipcl::progress::Engine& engine() { return mpipcl::progress::Engine::instance(); }
 
-/// The event and offload modes' wait (Engine::waits_sleep): until @p done() is true, sleeps
-/// until a progress pass completed something. @p done is read after the completion count,
-/// so a completion between the two ends the sleep at once.
+/// The event and offload modes' wait (Engine::waits_sleep): until @p done() (which makes a
+/// pass) is true, sleeps on the doorbell between passes. The count is read before the pass,
+/// so a ring during it ends the sleep at once.
 template <class Done>
 void sleep_until(Done&& done)
 {
     for (;;) {
-        const std::uint32_t seen = engine().completions();
+        const std::uint32_t seen = engine().rings();
         if (done()) {
             return;
         }
-        engine().await_completion(seen);
+        engine().await_ring(seen);
     }
 }
 
@@ -349,7 +349,7 @@ MPIPCL_API int MPI_Wait(MPI_Request* request, MPI_Status* status)
         call.on(r->comm());
         int err = MPI_SUCCESS;
         if (engine().waits_sleep()) {
-            sleep_until([&] { return r->try_complete(status, &err, Poll::Look); });
+            sleep_until([&] { return r->try_complete(status, &err, Poll::Wait); });
             return call.raise(err);
         }
         Backoff b = mpipcl::user_wait_backoff();
@@ -410,7 +410,7 @@ MPIPCL_API int MPI_Waitall(int count, MPI_Request array_of_requests[],
         if (others_done && engine().waits_sleep()) {
             sleep_until([&] {
                 for (int i = 0; i < count; ++i) {
-                    if (a.mine(i) && !done[i] && a.complete_mine(i, a.status(i), Poll::Look)) {
+                    if (a.mine(i) && !done[i] && a.complete_mine(i, a.status(i), Poll::Wait)) {
                         done[i] = 1;
                         --pending_mine;
                     }

@@ -2,6 +2,7 @@
 // The node segment of the doorbells, and ringing and sleeping on them.
 #include "progress/doorbell.hpp"
 
+#include <climits>
 #include <cstdint>
 #include <new>
 
@@ -93,20 +94,20 @@ void Doorbells::finalize()
 
 void Doorbells::ring_slot(Slot* s) noexcept
 {
-    // sync: seq_cst increment then load, against sleep()'s seq_cst store of sleeping then the
-    // kernel's compare of the word (Dekker): either the sleeper's compare sees the new count
-    // (and does not sleep) or this load sees it asleep (and wakes it).
+    // sync: seq_cst increment then load, against sleep()'s seq_cst increment of sleeping then
+    // the kernel's compare of the word (Dekker): either the sleeper's compare sees the new
+    // count (and does not sleep) or this load sees it asleep (and wakes every sleeper).
     s->rings.fetch_add(1);
     if (s->sleeping.load() != 0) {
-        futex_wake(&s->rings, 1, shared_);
+        futex_wake(&s->rings, INT_MAX, shared_);
     }
 }
 
 void Doorbells::sleep(std::uint32_t seen, std::int64_t timeout_ns) noexcept
 {
-    self_->sleeping.store(1);
+    self_->sleeping.fetch_add(1);
     futex_wait(&self_->rings, seen, timeout_ns, shared_);
-    self_->sleeping.store(0, std::memory_order_relaxed);
+    self_->sleeping.fetch_sub(1, std::memory_order_relaxed);
 }
 
 }  // namespace mpipcl::progress

@@ -48,14 +48,14 @@ class Doorbells {
         // visible to the pass that follows.
         return self_->rings.load(std::memory_order_acquire);
     }
-    /// Sleeps (the progress thread, the only sleeper) until the bell rang after @p seen was
-    /// read, or @p timeout_ns passed.
+    /// Sleeps until the bell rang after @p seen was read, or @p timeout_ns passed. Sleepers:
+    /// the progress thread, and application threads waiting in MPI_Wait* (a ring wakes all).
     void sleep(std::uint32_t seen, std::int64_t timeout_ns) noexcept;
 
    private:
     struct alignas(64) Slot {
         std::atomic<std::uint32_t> rings{0};
-        std::atomic<std::uint32_t> sleeping{0};
+        std::atomic<std::uint32_t> sleeping{0};  ///< threads asleep on it
     };
     void ring_slot(Slot* s) noexcept;
     /// @p p rounded up to a slot boundary (a cache line).

@@ -239,23 +239,11 @@ bool Engine::progress_for(Transfer& t) noexcept
     return done;
 }
 
-void Engine::note_completion() noexcept
+void Engine::await_ring(std::uint32_t seen) noexcept
 {
-    // sync: seq_cst increment then load, against await_completion's seq_cst increment of the
-    // sleepers then the kernel's compare of the word (Dekker).
-    completions_.fetch_add(1);
-    if (completion_sleepers_.load() != 0) {
-        futex_wake(&completions_);
-    }
-}
-
-void Engine::await_completion(std::uint32_t seen) noexcept
-{
-    completion_sleepers_.fetch_add(1);
-    thread_.note_user_sleeps();
-    wake();
-    futex_wait(&completions_, seen, kAwaitCompletionNs);
-    completion_sleepers_.fetch_sub(1, std::memory_order_relaxed);
+    const bool rung = rung_for_all_.load(std::memory_order_relaxed) || quiet();
+    bells_.sleep(seen, rung ? kAwaitCompletionNs
+                            : std::int64_t{std::max(1, config().progress_max_sleep_us)} * 1000);
 }
 
 bool Engine::advance_locked(Transfer& t)

@@ -132,8 +132,8 @@ class Engine final : private ProgressThread::Work {
     /// MPI_Pready* only queues; the progress thread issues the MPI calls (offload mode, with
     /// the thread running).
     bool offloads_ready() const noexcept { return offload_ && thread_.running(); }
-    /// MPI_Wait* on a partitioned request sleeps until a pass completes it (event and offload
-    /// modes, with the thread running).
+    /// MPI_Wait* on a partitioned request sleeps on the doorbell between its passes (event
+    /// and offload modes, with the thread running).
     bool waits_sleep() const noexcept { return bells_on_ && thread_.running(); }
     /// An application thread's MPI_Pready* issued @p t's units itself: rings the receiver's
     /// doorbell (its thread lands them) and, unless the receiver copies the data on this node,
@@ -148,16 +148,15 @@ class Engine final : private ProgressThread::Work {
             }
         }
     }
-    /// The count of passes that completed something (read it before the check that found the
-    /// request incomplete, then await_completion).
-    std::uint32_t completions() const noexcept
-    {
-        // sync: acquire pairs with note_completion's increment.
-        return completions_.load(std::memory_order_acquire);
-    }
-    /// Sleeps until a pass completed something after @p seen was read (bounded by
-    /// kAwaitCompletionNs); rings the progress thread first, so that it passes now.
-    void await_completion(std::uint32_t seen) noexcept;
+    /// This process's doorbell count: read it before the pass that found the request
+    /// incomplete, then await_ring.
+    std::uint32_t rings() const noexcept { return bells_.rings(); }
+    /// A waiting MPI_Wait*: sleeps on this process's doorbell until it rings after @p seen was
+    /// read (a peer moved something, or a pass completed something) or the bound passes:
+    /// kAwaitCompletionNs while every running transfer's peer rings (Work::rung_for_all), else
+    /// MPIPCL_PROGRESS_MAX_SLEEP_US. The caller then makes its own pass: one wake-up between a
+    /// peer's data and the waiter, not two (peer to progress thread to waiter).
+    void await_ring(std::uint32_t seen) noexcept;
 
    private:
     using TransferPtr = std::shared_ptr<Transfer>;
@@ -208,8 +207,9 @@ class Engine final : private ProgressThread::Work {
     /// MPI_Init*: the doorbells and sleeping waits of the event and offload modes (collective).
     void init_progress_mode();
     void wake() noexcept { thread_.wake(); }
-    /// A pass completed (or failed) something: wakes the sleeping waiters (waits_sleep).
-    void note_completion() noexcept;
+    /// A pass completed (or failed) something: rings this process's doorbell, which wakes the
+    /// sleeping waiters (waits_sleep).
+    void note_completion() noexcept { bells_.ring_self(); }
     static bool units_queued(const Transfer& t) noexcept
     {
         return t.backend() != nullptr && t.backend()->units_queued();
@@ -267,9 +267,6 @@ class Engine final : private ProgressThread::Work {
     bool bells_on_ = false;  ///< event or offload mode: doorbells and sleeping waits
     bool offload_ = false;   ///< offload mode
     Doorbells bells_;
-    /// Futex word of the sleeping waits: passes that completed something (note_completion).
-    std::atomic<std::uint32_t> completions_{0};
-    std::atomic<std::uint32_t> completion_sleepers_{0};
     ProgressThread thread_;
 };
 

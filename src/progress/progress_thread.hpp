@@ -73,15 +73,6 @@ class ProgressThread {
         }
     }
 
-    /// An application thread is about to sleep until this thread completes something (the
-    /// event and offload modes' waits): it no longer drives progress, so the thread does not
-    /// stand down for it.
-    void note_user_sleeps() noexcept
-    {
-        // sync: relaxed, a hint like note_user_progress (the ring that follows wakes the thread).
-        user_progressed_.store(false, std::memory_order_relaxed);
-    }
-
    private:
     void main(Work& work);
     /// The loop of the event and offload modes: after an event (a pass that changed something,
