@@ -206,13 +206,17 @@ void ProgressThread::main_event(Work& work)
             last_event = Clock::now();
             continue;
         }
-        // An application thread drives progress itself (it polls MPI_Parrived or MPI_Test):
-        // stay out of MPI, as in main(), but on the bell.
+        // An application thread drives progress itself (it polls MPI_Parrived or MPI_Test, or
+        // a sleeping MPI_Wait makes its passes): stay out of MPI, as in main(), but on the bell.
+        // A ring still gets one pass: the application's passes may be for its own request only
+        // (progress_for), and what the ring announced may be another's.
         // sync: relaxed, a hint.
         if (user_progressed_.exchange(false, std::memory_order_relaxed)) {
             bell_->sleep(seen, stand_down_ns_);
-            stood_down();
-            continue;
+            if (bell_->rings() == seen) {
+                stood_down();
+                continue;
+            }
         }
         stand_down_ns_ = kProgressStandDownFirstNs;
         const auto now = Clock::now();
