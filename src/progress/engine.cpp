@@ -220,9 +220,6 @@ bool Engine::progress_for(Transfer& t) noexcept
         return pass(lk, false);
     }
     const PassingMark mark(passing_);
-    if (bells_on_ && units_queued(t)) {
-        ring_peer(t);  // as in progress_locked
-    }
     bool done = false;
     try {
         done = advance_locked(t);
@@ -232,7 +229,6 @@ bool Engine::progress_for(Transfer& t) noexcept
     if (done) {
         active_.remove(t);  // as a full pass would
         if (bells_on_) {
-            ring_peer(t);
             note_completion();
         }
     }
@@ -248,11 +244,19 @@ void Engine::await_ring(std::uint32_t seen) noexcept
 
 bool Engine::advance_locked(Transfer& t)
 {
+    if (bells_on_ && units_queued(t)) {
+        // This pass issues them: the peer looks now (an RMA flush on MPICH waits for the
+        // target to enter MPI).
+        ring_peer(t);
+    }
     int failed = MPI_SUCCESS;
-    const bool done = t.progress_locked(&failed);
+    bool done = t.progress_locked(&failed);
     if (failed != MPI_SUCCESS) {
         handshake_.fail_pair(t, failed);
-        return true;
+        done = true;
+    }
+    if (done) {
+        ring_peer(t);  // its thread sees its own side through
     }
     return done;
 }
@@ -358,15 +362,7 @@ bool Engine::progress_locked(bool all)
     bool quiet = all && handshake_.pending() == 0;  // only a full pass records it
     bool rung = quiet;
     active_.advance_all([&](Transfer& t) {
-        if (bells_on_ && units_queued(t)) {
-            // This pass issues them: the peer looks now (an RMA flush on MPICH waits for the
-            // target to enter MPI).
-            ring_peer(t);
-        }
         const bool done = advance_locked(t);
-        if (done) {
-            ring_peer(t);
-        }
         awaited = awaited || (!done && t.wants_every_pass());
         quiet = quiet && (done || quiet_send_locked(t));
         rung = rung && (done || rung_for_locked(t));

@@ -15,7 +15,6 @@
 
 #include "common/backoff.hpp"
 #include "common/config.hpp"
-#include "common/futex.hpp"
 #include "progress/control_channel.hpp"
 #include "progress/doorbell.hpp"
 #include "progress/dump_signal.hpp"
@@ -200,7 +199,8 @@ class Engine final : private ProgressThread::Work {
     /// Advances every running task; takes those that are done off the list.
     void advance_tasks_locked() noexcept;
     /// Advances running transfer @p t; a backend failure fails the pair (and tells the peer).
-    /// True once its round is complete (or failed).
+    /// True once its round is complete (or failed). With doorbells it rings the peer before
+    /// issuing queued units and when the round ends.
     bool advance_locked(Transfer& t);
     void remove_locked(const TransferPtr& t);
     void start_thread_locked();

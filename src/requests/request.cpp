@@ -292,9 +292,6 @@ bool Request::peek(MPI_Status* status, Poll poll) noexcept
         return true;
     }
     if (!round_complete()) {
-        if (poll == Poll::Look) {
-            return false;
-        }
         // Wait for the engine lock rather than skip: once the data is there, one MPI_Test
         // must see the round complete even while another thread is inside the engine. This
         // transfer only, mostly: one MPI test per poll, not one per active transfer. A

@@ -42,11 +42,8 @@ struct InitArgs {
 /// which waits for the engine lock, so that it sees a completed round even while another
 /// thread is in a pass. Wait: one poll of a loop (MPI_Wait, MPI_Waitall); a collective's poll
 /// skips its pass while another thread is in one (that pass advances the collective, and the
-/// loop polls again), rather than queue behind the progress thread on the engine lock. Look:
-/// no progress at all, only a look at the round (the event and offload modes' sleeping waits:
-/// the progress thread completes the round). MPI_Test* always drives progress: once
-/// MPI_Parrived reported every partition, one MPI_Test completes the request.
-enum class Poll : std::uint8_t { Test, Wait, Look };
+/// loop polls again), rather than queue behind the progress thread on the engine lock.
+enum class Poll : std::uint8_t { Test, Wait };
 
 class Request {
    public:
