@@ -14,20 +14,8 @@
 #   cmake/bench_results.sh record compute-openmpi-1host results/compute-openmpi-1host.csv \
 #       MPIS=openmpi bash cmake/bench_compute.sh
 set -euo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$here"
-setup=${SETUP:-1host}
-case "$setup" in
-    1host) target=bench ;;
-    2hosts) target=bench-2hosts ;;
-    *) echo "SETUP must be 1host or 2hosts, not '$setup'" >&2; exit 2 ;;
-esac
-mkdir -p results
-
-# Appends the CSV $2 to $1, keeping one header.
-append() {
-    if [ -s "$1" ]; then tail -n +2 "$2" >>"$1"; else cat "$2" >"$1"; fi
-}
+# shellcheck source=bench_setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench_setup.sh" bench
 
 for mpi in ${MPIS:-openmpi mpich}; do
     out="results/compute-$mpi-$setup.csv"

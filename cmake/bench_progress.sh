@@ -14,18 +14,11 @@
 #   cmake/bench_results.sh record progress-openmpi-1host results/progress-openmpi-1host.csv \
 #       MPIS=openmpi bash cmake/bench_progress.sh
 set -euo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$here"
-setup=${SETUP:-1host}
-case "$setup" in
-    1host) target=bench ;;
-    2hosts) target=bench-2hosts ;;
-    *) echo "SETUP must be 1host or 2hosts, not '$setup'" >&2; exit 2 ;;
-esac
-mkdir -p results
+# shellcheck source=bench_setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench_setup.sh" bench
 
 # Appends the CSV $2 to $1 with the progress mode $3 before each row's bench mode.
-append() {
+append_as() {
     local out=$1 csv=$2 progress=$3
     awk -F, -v OFS=, -v p="$progress" -v skip="$([ -s "$out" ] && echo 1 || echo 0)" '
         NR == 1 { for (i = 1; i <= NF; i++) if ($i == "mode") m = i; if (!skip) print; next }
@@ -47,7 +40,7 @@ for mpi in ${MPIS:-openmpi mpich}; do
                 args="$args --modes single,${MODES:-multi,part-persistent,part-auto} ${ARGS:-}"
                 MPIPCL_PROGRESS=$progress MPIS=$mpi TRANSPORT=tcp BENCH_ARGS="$args" \
                     bash cmake/run.sh "$target"
-                append "$out" "$stem.csv" "$progress"
+                append_as "$out" "$stem.csv" "$progress"
             done
         done
     done
