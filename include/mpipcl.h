@@ -271,6 +271,132 @@ MPIPCL_API int MPIX_Pallreduce_init(const void* sendbuf, void* recvbuf, int part
                                     MPI_Count count, MPI_Datatype datatype, MPI_Op op,
                                     MPI_Comm comm, MPI_Info info, MPI_Request* request);
 
+/* Block-wise partitioned collectives. Each rank exchanges blocks with others; a block is
+ * partitions x count elements of its side's datatype, and the two sides of a block may cut it
+ * into different partition counts (and use different datatypes) as long as the type-signature
+ * bytes match, exactly as for MPI_Psend_init / MPI_Precv_init. Send partitions are numbered
+ * across the send blocks: MPI_Pready(p) marks partition p % send_partitions of send block
+ * p / send_partitions. Receive partitions likewise: MPI_Parrived(request, q, &flag) reports
+ * partition q % recv_partitions of receive block q / recv_partitions, the block from rank (or
+ * in-neighbour) q / recv_partitions. A marked partition leaves at once, never waiting for the
+ * rest of the buffer. MPI_IN_PLACE (gather at the root, allgather): the rank's own block is
+ * already in recvbuf (block rank), its send arguments are ignored, and it marks that block's
+ * partitions, numbered as receive partitions (0 .. recv_partitions-1), with MPI_Pready*.
+ * Ranks whose block sizes do not match: every rank's round fails with an error class
+ * (MPI_ERR_TRUNCATE where the receiver's block is smaller, else MPI_ERR_COUNT or
+ * MPI_ERR_ARG), never a hang. Errors at init as MPIX_Pbcast_init, and: MPI_ERR_ARG for
+ * send_partitions or recv_partitions <= 0 where significant, MPI_ERR_BUFFER for MPI_IN_PLACE
+ * where it is not allowed. Thread safety as MPIX_Pbcast_init. */
+
+/**
+ * @brief Create a partitioned gather request (local, never blocks).
+ *
+ * Every rank marks the partitions of its block (@p sendbuf) with MPI_Pready*; the root may poll
+ * MPI_Parrived for partition q of @p recvbuf (block q / recv_partitions, from that rank).
+ * @param [in] sendbuf          this rank's block; MPI_IN_PLACE at the root (its block is in
+ *                              @p recvbuf already)
+ * @param [in] send_partitions  partitions of the block, > 0 (ignored at an in-place root)
+ * @param [in] send_count       elements of @p sendtype per send partition, >= 0
+ * @param [in] sendtype         committed datatype
+ * @param [out] recvbuf         size blocks in rank order (significant at the root only)
+ * @param [in] recv_partitions  partitions per received block, > 0 (root only)
+ * @param [in] recv_count       elements of @p recvtype per receive partition (root only)
+ * @param [in] recvtype         committed datatype (root only)
+ * @param [in] root             rank of the root in @p comm
+ * @param [in] comm             intracommunicator
+ * @param [in] info             MPI_INFO_NULL or info with "mpipcl_*" keys
+ * @param [out] request         the new request (inactive)
+ * @return see the block-wise collectives above; MPI_ERR_ROOT for a root out of range;
+ *         MPI_ERR_BUFFER for MPI_IN_PLACE at a non-root. MPI_Parrived on a non-root:
+ *         MPI_ERR_REQUEST.
+ */
+MPIPCL_API int MPIX_Pgather_init(const void* sendbuf, int send_partitions, MPI_Count send_count,
+                                 MPI_Datatype sendtype, void* recvbuf, int recv_partitions,
+                                 MPI_Count recv_count, MPI_Datatype recvtype, int root,
+                                 MPI_Comm comm, MPI_Info info, MPI_Request* request);
+
+/**
+ * @brief Create a partitioned allgather request (local, never blocks).
+ *
+ * Every rank marks the partitions of its block with MPI_Pready* and may poll MPI_Parrived for
+ * partition q of @p recvbuf (block q / recv_partitions, from that rank; its own block counts
+ * as arrived once marked and copied).
+ * @param [in] sendbuf          this rank's block, or MPI_IN_PLACE (block rank of @p recvbuf)
+ * @param [in] send_partitions  partitions of the block, > 0 (ignored with MPI_IN_PLACE)
+ * @param [in] send_count       elements of @p sendtype per send partition, >= 0
+ * @param [in] sendtype         committed datatype
+ * @param [out] recvbuf         size blocks in rank order
+ * @param [in] recv_partitions  partitions per received block, > 0
+ * @param [in] recv_count       elements of @p recvtype per receive partition, >= 0
+ * @param [in] recvtype         committed datatype
+ * @param [in] comm             intracommunicator
+ * @param [in] info             MPI_INFO_NULL or info with "mpipcl_*" keys
+ * @param [out] request         the new request (inactive)
+ * @return see the block-wise collectives above.
+ */
+MPIPCL_API int MPIX_Pallgather_init(const void* sendbuf, int send_partitions, MPI_Count send_count,
+                                    MPI_Datatype sendtype, void* recvbuf, int recv_partitions,
+                                    MPI_Count recv_count, MPI_Datatype recvtype, MPI_Comm comm,
+                                    MPI_Info info, MPI_Request* request);
+
+/**
+ * @brief Create a partitioned alltoall request (local, never blocks).
+ *
+ * @p sendbuf holds size blocks, block r for rank r: MPI_Pready(p) marks partition
+ * p % send_partitions of the block for rank p / send_partitions. @p recvbuf holds size blocks,
+ * block r from rank r: MPI_Parrived(q) reports partition q % recv_partitions of the block from
+ * rank q / recv_partitions.
+ * @param [in] sendbuf          size blocks (MPI_IN_PLACE: MPI_ERR_BUFFER)
+ * @param [in] send_partitions  partitions per send block, > 0
+ * @param [in] send_count       elements of @p sendtype per send partition, >= 0
+ * @param [in] sendtype         committed datatype
+ * @param [out] recvbuf         size blocks in rank order
+ * @param [in] recv_partitions  partitions per received block, > 0
+ * @param [in] recv_count       elements of @p recvtype per receive partition, >= 0
+ * @param [in] recvtype         committed datatype
+ * @param [in] comm             intracommunicator
+ * @param [in] info             MPI_INFO_NULL or info with "mpipcl_*" keys
+ * @param [out] request         the new request (inactive)
+ * @return see the block-wise collectives above.
+ */
+MPIPCL_API int MPIX_Palltoall_init(const void* sendbuf, int send_partitions, MPI_Count send_count,
+                                   MPI_Datatype sendtype, void* recvbuf, int recv_partitions,
+                                   MPI_Count recv_count, MPI_Datatype recvtype, MPI_Comm comm,
+                                   MPI_Info info, MPI_Request* request);
+
+/**
+ * @brief Create a partitioned neighbourhood alltoall request (local, never blocks).
+ *
+ * The neighbours and their order are MPI_Neighbor_alltoall's: for a cartesian communicator,
+ * per dimension the lower then the upper neighbour (MPI_Cart_shift by 1), for a distributed
+ * graph the destinations (send blocks) and sources (receive blocks) as
+ * MPI_Dist_graph_neighbors gives them, for a graph MPI_Graph_neighbors. What a rank receives
+ * in block 2d (from its lower neighbour in dimension d) is that neighbour's block 2d+1 (the
+ * one it sends up), also where both neighbours are the same rank (a periodic dimension of
+ * size 1 or 2). Blocks towards or from MPI_PROC_NULL move nothing; MPI_Parrived reports them
+ * arrived. Repeated edges between two ranks pair in their order.
+ * @param [in] sendbuf          outdegree blocks (MPI_IN_PLACE: MPI_ERR_BUFFER)
+ * @param [in] send_partitions  partitions per send block, > 0
+ * @param [in] send_count       elements of @p sendtype per send partition, >= 0
+ * @param [in] sendtype         committed datatype
+ * @param [out] recvbuf         indegree blocks
+ * @param [in] recv_partitions  partitions per received block, > 0
+ * @param [in] recv_count       elements of @p recvtype per receive partition, >= 0
+ * @param [in] recvtype         committed datatype
+ * @param [in] comm             intracommunicator with a cartesian, graph or distributed graph
+ *                              topology (otherwise MPI_ERR_TOPOLOGY)
+ * @param [in] info             MPI_INFO_NULL or info with "mpipcl_*" keys
+ * @param [out] request         the new request (inactive)
+ * @return see the block-wise collectives above; MPI_ERR_TOPOLOGY without a topology. A rank
+ *         without out-neighbours gets MPI_ERR_REQUEST from MPI_Pready*, one without
+ *         in-neighbours from MPI_Parrived.
+ */
+MPIPCL_API int MPIX_Pneighbor_alltoall_init(const void* sendbuf, int send_partitions,
+                                            MPI_Count send_count, MPI_Datatype sendtype,
+                                            void* recvbuf, int recv_partitions,
+                                            MPI_Count recv_count, MPI_Datatype recvtype,
+                                            MPI_Comm comm, MPI_Info info, MPI_Request* request);
+
 #ifdef __cplusplus
 }
 #endif
