@@ -280,7 +280,9 @@ render_coll() {  # $1 = csv, $2 = meta
         for (a = 1; a <= nc; a++) {
             c = colls[a]
             printf "%s: %s. Perceived time in µs, median (÷ single, ÷ multi):\n\n", c, params[c]
-            line = "| size |"; for (j = 1; j <= nm[c]; j++) line = line " " modes[c, j] " |"; print line
+            # The block-wise collectives size one block (docs/benchmarks.md, "Collectives").
+            line = c ~ /^(gather|allgather|alltoall|neighbor)$/ ? "| block |" : "| size |"
+            for (j = 1; j <= nm[c]; j++) line = line " " modes[c, j] " |"; print line
             line = "|---|"; for (j = 1; j <= nm[c]; j++) line = line "---|"; print line
             for (i = 1; i <= ns[c]; i++) {
                 line = "| " size_label(sizes[c, i]) " |"

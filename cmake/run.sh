@@ -11,8 +11,9 @@
 #   bash cmake/run.sh bench-coll
 #                              the partitioned collectives' benchmark (mpipcl-bench
 #                              --collective) for each of COLLECTIVES (default "bcast allreduce
-#                              reduce") on NP (default 4) local ranks, into one CSV under
-#                              results/ (BENCH_ARGS replaces the default point flags)
+#                              reduce gather allgather alltoall neighbor") on NP (default 4)
+#                              local ranks, into one CSV under results/ (BENCH_ARGS replaces the
+#                              default point flags)
 #   bash cmake/run.sh bench-coll-2hosts
 #                              the same with the NP ranks alternating between the two emulated
 #                              hosts (root; TRANSPORT as for bench-2hosts)
@@ -223,19 +224,24 @@ run_bench_2hosts() {
 
 # The partitioned collectives' benchmark: one mpipcl-bench --collective run per collective of
 # build-$1, launched by the command after $2, the CSVs concatenated into results/coll-$2.csv
-# (cmake/bench_results.sh record coll-<name>).
+# (cmake/bench_results.sh record coll-<name>). The block-wise collectives' size is one block,
+# so their 1M,4M blocks move about what bcast's 4M,16M buffers do on 4 ranks.
 bench_coll_each() {  # $1 = openmpi | mpich, $2 = tag, then the launcher and its flags
-    local mpi=$1 tag=$2 c
+    local mpi=$1 tag=$2 c sizes
     shift 2
     mkdir -p results
     local out="results/coll-$tag.csv"
     : >"$out"
-    for c in ${COLLECTIVES:-bcast allreduce reduce}; do
+    for c in ${COLLECTIVES:-bcast allreduce reduce gather allgather alltoall neighbor}; do
         echo "== mpipcl-bench --collective $c ($tag, ${NP:-4} ranks)"
+        case $c in
+            gather | allgather | alltoall | neighbor) sizes=1M,4M ;;
+            *) sizes=4M,16M ;;
+        esac
         # shellcheck disable=SC2086
         "$@" "$here/build-$mpi/benchmarks/mpipcl-bench" \
             --collective "$c" --csv "results/coll-$tag-$c.csv" \
-            ${BENCH_ARGS:---sizes 4M,16M --partitions 16 --noise 10 --repeats 3}
+            ${BENCH_ARGS:---sizes $sizes --partitions 16 --noise 10 --repeats 3}
         cat "results/coll-$tag-$c.csv" >>"$out"
     done
     echo "== results: $here/$out"

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# Checks mpipcl-bench --collective's CSV: -DCSV=<file> -DSIZES=<a,b> -DMODES=<m1,m2,...>.
-# One row per (mode, size), the columns in their order, positive perceived times, a ratio to
-# single of 1 in single's rows, both ratios in every row, the compute kind, and a positive
-# compute slowdown and CPU per iteration.
+# Checks mpipcl-bench --collective's CSV: -DCSV=<file> -DSIZES=<a,b> -DMODES=<m1,m2,...>
+# [-DCOLLECTIVE=<name>] [-DRANKS=<n>]. One row per (mode, size), the columns in their order,
+# the collective and ranks where given, positive perceived times, a ratio to single of 1 in
+# single's rows, both ratios in every row, the compute kind, and a positive compute slowdown
+# and CPU per iteration.
 file(STRINGS "${CSV}" lines)
 list(LENGTH lines n)
 if(n EQUAL 0)
@@ -37,6 +38,12 @@ foreach(size IN LISTS sizes)
       message(FATAL_ERROR "${CSV}: no row for ${mode} at ${size} bytes")
     endif()
     string(REPLACE "," ";" f "${found}")
+    list(GET f 0 collective)
+    list(GET f 1 ranks)
+    if((DEFINED COLLECTIVE AND NOT collective STREQUAL COLLECTIVE) OR
+       (DEFINED RANKS AND NOT ranks STREQUAL RANKS))
+      message(FATAL_ERROR "${CSV}: ${mode} at ${size}: collective '${collective}' on ${ranks} ranks, expected '${COLLECTIVE}' on ${RANKS}")
+    endif()
     list(GET f 9 median)
     list(GET f 14 to_single)
     list(GET f 15 to_multi)

@@ -10,11 +10,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <random>
 #include <thread>
 
+#include "collective_blocks.hpp"
 #include "compute.hpp"
 #include "cpu_usage.hpp"
 #include "crew.hpp"
@@ -79,34 +81,79 @@ double clock_offset(MPI_Comm comm, int rank, int size)
 
 bool has_collective_form(Mode mode) { return mode != Mode::part_native; }
 
-/// The value rank @p rank contributes at element @p i in round @p round: small integers, so
-/// sums are exact in double.
+/// The value rank @p rank contributes at element @p i of its send buffer in round @p round:
+/// small integers, so sums are exact in double.
 double input(int rank, int round, std::size_t i)
 {
     return static_cast<double>((rank + 1) * 3 + round % 5 + static_cast<int>(i % 7));
 }
 
+/// The communicators of a run: grid, what the collective runs on (collective_comm: the comm
+/// itself or neighbor's cartesian grid), and for multi one duplicate of it per partition, so
+/// the threads' non-blocking collectives, issued in whatever order the computes end, never
+/// depend on each other's order across ranks. Collective.
+struct CollectiveComms {
+    CollectiveComms(const Options& options, MPI_Comm comm, bool multi)
+        : world(comm),
+          grid(collective_comm(options.collective, comm)),
+          parts(static_cast<std::size_t>(options.partitions), MPI_COMM_NULL),
+          list_order(multi && options.collective == CollectiveKind::neighbor &&
+                     ineighbor_pairs_in_list_order(grid))
+    {
+        for (std::size_t p = 0; multi && p < parts.size(); ++p) {
+            check(MPI_Comm_dup(grid, &parts[p]), "MPI_Comm_dup");
+        }
+    }
+
+    ~CollectiveComms()
+    {
+        for (auto& c : parts) {
+            if (c != MPI_COMM_NULL) {
+                MPI_Comm_free(&c);
+            }
+        }
+        if (grid != world) {
+            MPI_Comm_free(&grid);
+        }
+    }
+
+    CollectiveComms(const CollectiveComms&) = delete;
+    CollectiveComms& operator=(const CollectiveComms&) = delete;
+
+    MPI_Comm world;
+    MPI_Comm grid;
+    std::vector<MPI_Comm> parts;
+    /// neighbor's multi: this MPI's MPI_Ineighbor_alltoall pairs duplicate edges in list
+    /// order (ineighbor_pairs_in_list_order), and multi's check expects that.
+    bool list_order;
+};
+
 /// One collective of one size and mode, set up once and run for many rounds.
 class CollectiveRun {
    public:
-    CollectiveRun(const Options& options, Mode mode, std::size_t bytes, MPI_Comm comm,
-                  double clock_offset, const std::vector<MPI_Comm>& part_comms, Crew& crew)
+    CollectiveRun(const Options& options, Mode mode, std::size_t bytes,
+                  const CollectiveComms& comms, double clock_offset, Crew& crew)
         : o_(options),
           mode_(mode),
-          comm_(comm),
+          comm_(comms.grid),
           clock_offset_(clock_offset),
-          part_comms_(part_comms),
+          part_comms_(comms.parts),
           crew_(crew),
           plan_(options.compute_plan()),
-          elements_(bytes / sizeof(double)),
-          per_part_(elements_ / static_cast<std::size_t>(options.partitions)),
-          input_(elements_),
-          result_(elements_),
+          layout_(block_layout(options.collective, comms.grid, kRoot,
+                               mode == Mode::multi && comms.list_order)),
+          block_(bytes / sizeof(double)),
+          per_part_(block_ / static_cast<std::size_t>(options.partitions)),
+          input_(static_cast<std::size_t>(layout_.send_blocks) * block_),
+          result_(static_cast<std::size_t>(layout_.recv_blocks) * block_),
           part_requests_(static_cast<std::size_t>(options.partitions), MPI_REQUEST_NULL)
     {
-        check(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
-        check(MPI_Comm_size(comm, &size_), "MPI_Comm_size");
+        check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+        check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
         contributes_ = o_.collective != CollectiveKind::bcast || rank_ == kRoot;
+        if (mode == Mode::multi && is_blockwise(o_.collective)) {
+            strided_ = strided_type(o_.partitions, per_part_);
+        }
         const std::string backend = backend_of(mode);
         if (!backend.empty()) {
             const BackendInfo info(backend);
@@ -118,6 +165,9 @@ class CollectiveRun {
     {
         if (request_ != MPI_REQUEST_NULL) {
             MPI_Request_free(&request_);
+        }
+        if (strided_ != MPI_DATATYPE_NULL) {
+            MPI_Type_free(&strided_);
         }
     }
 
@@ -143,16 +193,25 @@ class CollectiveRun {
             case CollectiveKind::reduce:
                 return MPIX_Preduce_init(input_.data(), result_.data(), parts, count, MPI_DOUBLE,
                                          MPI_SUM, kRoot, comm_, info, &request_);
-            default:
+            case CollectiveKind::allreduce:
                 return MPIX_Pallreduce_init(input_.data(), result_.data(), parts, count, MPI_DOUBLE,
                                             MPI_SUM, comm_, info, &request_);
+            default:
+                return block_init(buffers(), comm_, info, &request_);
         }
+    }
+
+    /// This rank's buffers as the block-wise collectives take them.
+    [[nodiscard]] BlockBuffers buffers()
+    {
+        return {o_.collective, input_.data(), result_.empty() ? nullptr : result_.data(),
+                o_.partitions, per_part_,     kRoot};
     }
 
     /// The whole collective at once (single).
     void whole()
     {
-        const int n = static_cast<int>(elements_);
+        const int n = static_cast<int>(block_);
         switch (o_.collective) {
             case CollectiveKind::bcast:
                 check(MPI_Bcast(result_.data(), n, MPI_DOUBLE, kRoot, comm_), "MPI_Bcast");
@@ -162,9 +221,12 @@ class CollectiveRun {
                     MPI_Reduce(input_.data(), result_.data(), n, MPI_DOUBLE, MPI_SUM, kRoot, comm_),
                     "MPI_Reduce");
                 break;
-            default:
+            case CollectiveKind::allreduce:
                 check(MPI_Allreduce(input_.data(), result_.data(), n, MPI_DOUBLE, MPI_SUM, comm_),
                       "MPI_Allreduce");
+                break;
+            default:
+                block_whole(buffers(), comm_);
         }
     }
 
@@ -184,19 +246,25 @@ class CollectiveRun {
                                   MPI_SUM, kRoot, c, r),
                       "MPI_Ireduce");
                 break;
-            default:
+            case CollectiveKind::allreduce:
                 check(MPI_Iallreduce(input_.data() + first, result_.data() + first, n, MPI_DOUBLE,
                                      MPI_SUM, c, r),
                       "MPI_Iallreduce");
+                break;
+            default:
+                block_start_part(buffers(), t, strided_, c, r);
         }
     }
 
+    /// Partition @p t of every send block (block b's is partition b * partitions + t).
     void hand_over(int t)
     {
         if (mode_ == Mode::multi) {
             start_part(t);
         } else if (mode_ != Mode::single) {
-            check(MPI_Pready(t, request_), "MPI_Pready");
+            for (int b = 0; b < layout_.send_blocks; ++b) {
+                check(MPI_Pready(b * o_.partitions + t, request_), "MPI_Pready");
+            }
         }
     }
 
@@ -213,6 +281,7 @@ class CollectiveRun {
     }
 
     void fill(int round);
+    [[nodiscard]] double expected(int round, std::size_t i) const;
     [[nodiscard]] long check_result(int round) const;
 
     const Options& o_;
@@ -222,14 +291,16 @@ class CollectiveRun {
     const std::vector<MPI_Comm>& part_comms_;
     Crew& crew_;
     const ComputePlan plan_;
+    const BlockLayout layout_;
     int rank_ = 0;
     int size_ = 0;
     bool contributes_ = true;
-    std::size_t elements_;
+    std::size_t block_;  ///< elements per block (bcast, reduce, allreduce: the whole buffer)
     std::size_t per_part_;
-    std::vector<double> input_;   ///< reduce, allreduce: this rank's contribution
-    std::vector<double> result_;  ///< bcast: the buffer; reduce, allreduce: the result
+    std::vector<double> input_;   ///< all but bcast: this rank's contribution (its send blocks)
+    std::vector<double> result_;  ///< bcast: the buffer; the others: the result (recv blocks)
     std::vector<MPI_Request> part_requests_;
+    MPI_Datatype strided_ = MPI_DATATYPE_NULL;  ///< block-wise multi: strided_type
     MPI_Request request_ = MPI_REQUEST_NULL;
     double phase_ = 0;
 };
@@ -237,17 +308,33 @@ class CollectiveRun {
 void CollectiveRun::fill(int round)
 {
     if (o_.collective == CollectiveKind::bcast) {
-        for (std::size_t i = 0; i < elements_; ++i) {
+        for (std::size_t i = 0; i < result_.size(); ++i) {
             result_[i] = rank_ == kRoot ? input(kRoot, round, i) : -1.0;
         }
         return;
     }
-    for (std::size_t i = 0; i < elements_; ++i) {
+    for (std::size_t i = 0; i < input_.size(); ++i) {
         input_[i] = input(rank_, round, i);
-        result_[i] = -1.0;
     }
+    std::fill(result_.begin(), result_.end(), -1.0);
 }
 
+/// Element @p i of the result in round @p round: the sum over the ranks (reduce, allreduce),
+/// else the element of the block it came from.
+double CollectiveRun::expected(int round, std::size_t i) const
+{
+    if (o_.collective == CollectiveKind::reduce || o_.collective == CollectiveKind::allreduce) {
+        double sum = 0;
+        for (int r = 0; r < size_; ++r) {
+            sum += input(r, round, i);
+        }
+        return sum;
+    }
+    const auto [from, block] = layout_.sources[i / block_];
+    return input(from, round, static_cast<std::size_t>(block) * block_ + i % block_);
+}
+
+/// Counts the result elements that differ from the expected ones in any byte.
 long CollectiveRun::check_result(int round) const
 {
     const bool receives = o_.collective != CollectiveKind::reduce || rank_ == kRoot;
@@ -255,15 +342,9 @@ long CollectiveRun::check_result(int round) const
         return 0;
     }
     long wrong = 0;
-    for (std::size_t i = 0; i < elements_; ++i) {
-        double expected = input(kRoot, round, i);
-        if (o_.collective != CollectiveKind::bcast) {
-            expected = 0;
-            for (int r = 0; r < size_; ++r) {
-                expected += input(r, round, i);
-            }
-        }
-        wrong += result_[i] != expected ? 1 : 0;
+    for (std::size_t i = 0; i < result_.size(); ++i) {
+        const double want = expected(round, i);
+        wrong += std::memcmp(&result_[i], &want, sizeof want) != 0 ? 1 : 0;
     }
     return wrong;
 }
@@ -332,18 +413,6 @@ double CollectiveRun::round(int round, int laggard_rank, int laggard, long* erro
     return rank_ == kRoot ? global[1] - global[0] : 0;
 }
 
-const char* collective_name(CollectiveKind kind)
-{
-    switch (kind) {
-        case CollectiveKind::bcast:
-            return "bcast";
-        case CollectiveKind::reduce:
-            return "reduce";
-        default:
-            return "allreduce";
-    }
-}
-
 std::string size_text(std::size_t bytes)
 {
     return bytes % (1u << 20) == 0 ? std::to_string(bytes >> 20) + " MiB"
@@ -372,13 +441,13 @@ struct RepeatSample {
     double cpu = 0;
 };
 
-RepeatSample run_repeat(const Options& options, Mode mode, std::size_t bytes, MPI_Comm comm,
-                        double offset, const std::vector<MPI_Comm>& part_comms, Crew& crew,
-                        std::mt19937& rng, long* verify_errors)
+RepeatSample run_repeat(const Options& options, Mode mode, std::size_t bytes,
+                        const CollectiveComms& comms, double offset, Crew& crew, std::mt19937& rng,
+                        long* verify_errors)
 {
     int size = 0;
-    check(MPI_Comm_size(comm, &size), "MPI_Comm_size");
-    CollectiveRun run(options, mode, bytes, comm, offset, part_comms, crew);
+    check(MPI_Comm_size(comms.grid, &size), "MPI_Comm_size");
+    CollectiveRun run(options, mode, bytes, comms, offset, crew);
     RepeatSample sample;
     CpuSample from;
     for (int it = 0; it < options.warmup + options.iterations; ++it) {
@@ -452,6 +521,59 @@ double ratio(const std::vector<CollectivePoint>& points, const CollectivePoint& 
     return NAN;
 }
 
+/// Adds one repeat's @p sample to @p point (with --repeats, its medians), its slowdowns
+/// against @p reference; returns their median. Collective (the CPU's median over the ranks).
+double add_sample(CollectivePoint& point, const RepeatSample& sample, double reference,
+                  const Options& options, MPI_Comm comm)
+{
+    std::vector<double> slowdown;
+    for (const double phase : sample.phases) {
+        slowdown.push_back(phase / reference);
+    }
+    if (options.repeats == 1) {
+        point.perceived = sample.perceived;
+        point.slowdown = slowdown;
+    } else {
+        point.perceived.push_back(summarize(sample.perceived).median);
+        point.slowdown.push_back(summarize(slowdown).median);
+    }
+    point.cpu.push_back(median_over_ranks(sample.cpu, comm));
+    return summarize(slowdown).median;
+}
+
+/// For the table: what a block-wise collective's size is and where its blocks go.
+void describe_blocks(std::FILE* out, CollectiveKind kind, int ranks)
+{
+    int dims[2] = {0, 0};
+    switch (kind) {
+        case CollectiveKind::gather:
+            std::fprintf(out, "# size = one block: every rank sends its block to rank 0\n");
+            return;
+        case CollectiveKind::allgather:
+            std::fprintf(out, "# size = one block: every rank sends its block to every rank\n");
+            return;
+        case CollectiveKind::alltoall:
+            std::fprintf(out, "# size = one block: every rank sends one to every rank\n");
+            return;
+        case CollectiveKind::neighbor:
+            check(MPI_Dims_create(ranks, 2, dims), "MPI_Dims_create");
+            if (dims[1] == 1) {
+                std::fprintf(out,
+                             "# size = one block: every rank sends one to each of its 2 "
+                             "neighbours on a periodic ring of %d ranks\n",
+                             ranks);
+            } else {
+                std::fprintf(out,
+                             "# size = one block: every rank sends one to each of its 4 "
+                             "neighbours on a periodic %d x %d grid\n",
+                             dims[0], dims[1]);
+            }
+            return;
+        default:
+            return;
+    }
+}
+
 }  // namespace
 
 std::string collective_usage_error(const Options& options)
@@ -460,7 +582,10 @@ std::string collective_usage_error(const Options& options)
     for (const std::size_t bytes : options.sizes) {
         if (bytes % unit != 0) {
             return "--collective: --sizes " + std::to_string(bytes) +
-                   " bytes is not a multiple of 8 * --partitions (the elements are doubles)";
+                   " bytes is not a multiple of 8 * --partitions (the elements are doubles" +
+                   (is_blockwise(options.collective)
+                        ? "; the size is one block, and every block has --partitions partitions)"
+                        : ")");
         }
     }
     if (!options.tune.empty()) {
@@ -497,13 +622,13 @@ std::vector<CollectivePoint> measure_collective(const Options& options,
     check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
     check(MPI_Comm_size(comm, &size), "MPI_Comm_size");
     const double offset = clock_offset(comm, rank, size);
-    // multi: one communicator per partition, so the threads' non-blocking collectives, issued
-    // in whatever order the computes end, never depend on each other's order across ranks.
-    std::vector<MPI_Comm> part_comms(static_cast<std::size_t>(options.partitions), MPI_COMM_NULL);
-    if (std::find(modes.begin(), modes.end(), Mode::multi) != modes.end()) {
-        for (auto& c : part_comms) {
-            check(MPI_Comm_dup(comm, &c), "MPI_Comm_dup");
-        }
+    const CollectiveComms comms(options, comm,
+                                std::find(modes.begin(), modes.end(), Mode::multi) != modes.end());
+    if (comms.list_order && rank == kRoot) {
+        std::fprintf(stderr,
+                     "mpipcl-bench: this MPI's MPI_Ineighbor_alltoall pairs the two blocks of a "
+                     "dimension whose neighbours are one rank in list order, not as MPI-4.1 "
+                     "says (Open MPI's libnbc); multi's --verify expects its order\n");
     }
     Crew crew(options.compute_threads());
     std::mt19937 rng(options.seed);
@@ -519,24 +644,13 @@ std::vector<CollectivePoint> measure_collective(const Options& options,
         for (int r = 0; r < options.repeats; ++r) {
             // The slowdown's reference, in every repeat, right before the modes it is compared
             // with.
-            const double reference = compute_reference(options, comm, crew, rng);
+            const double reference = compute_reference(options, comms.grid, crew, rng);
             for (std::size_t k = 0; k < modes.size(); ++k) {
                 const std::size_t m = (k + static_cast<std::size_t>(r)) % modes.size();
-                const RepeatSample sample = run_repeat(options, modes[m], bytes, comm, offset,
-                                                       part_comms, crew, rng, verify_errors);
-                CollectivePoint& point = points[first + m];
-                std::vector<double> slowdown;
-                for (const double phase : sample.phases) {
-                    slowdown.push_back(phase / reference);
-                }
-                if (options.repeats == 1) {
-                    point.perceived = sample.perceived;
-                    point.slowdown = slowdown;
-                } else {
-                    point.perceived.push_back(summarize(sample.perceived).median);
-                    point.slowdown.push_back(summarize(slowdown).median);
-                }
-                point.cpu.push_back(median_over_ranks(sample.cpu, comm));
+                const RepeatSample sample =
+                    run_repeat(options, modes[m], bytes, comms, offset, crew, rng, verify_errors);
+                const double slowdown =
+                    add_sample(points[first + m], sample, reference, options, comms.grid);
                 ++done;
                 if (rank == kRoot) {
                     std::fprintf(stderr,
@@ -544,15 +658,9 @@ std::vector<CollectivePoint> measure_collective(const Options& options,
                                  "slowdown %.3f\n",
                                  done, total, collective_name(options.collective),
                                  mode_name(modes[m]), size_text(bytes).c_str(),
-                                 summarize(sample.perceived).median * 1e6,
-                                 summarize(slowdown).median);
+                                 summarize(sample.perceived).median * 1e6, slowdown);
                 }
             }
-        }
-    }
-    for (auto& c : part_comms) {
-        if (c != MPI_COMM_NULL) {
-            MPI_Comm_free(&c);
         }
     }
     return points;
@@ -577,6 +685,7 @@ void print_collective_table(std::FILE* out, const Options& options, const RunInf
                  "non-blocking collective per partition;\n# slowdown = the slowest contributor's "
                  "compute phase / the same compute without communication; cpu = process CPU ms "
                  "per iteration, median over ranks\n");
+    describe_blocks(out, options.collective, ranks);
     std::fprintf(out, "%10s  %-16s %14s %28s %10s %10s %9s %8s\n", "size", "mode", "perceived us",
                  "[p10 .. p90]", "vs single", "vs multi", "slowdown", "cpu ms");
     for (const auto& p : points) {

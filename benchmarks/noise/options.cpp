@@ -13,6 +13,7 @@
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace mpipcl::bench {
 
@@ -26,6 +27,34 @@ constexpr double kMaxComputeMs = 60e3;
 struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
+
+/// Every --collective and its name, in --help's order.
+constexpr std::pair<CollectiveKind, const char*> kCollectives[] = {
+    {CollectiveKind::bcast, "bcast"},         {CollectiveKind::reduce, "reduce"},
+    {CollectiveKind::allreduce, "allreduce"}, {CollectiveKind::gather, "gather"},
+    {CollectiveKind::allgather, "allgather"}, {CollectiveKind::alltoall, "alltoall"},
+    {CollectiveKind::neighbor, "neighbor"}};
+
+/// "bcast, reduce, ...": the valid --collective names.
+std::string collective_list()
+{
+    std::string list;
+    for (const auto& [kind, name] : kCollectives) {
+        list += (list.empty() ? "" : ", ") + std::string(name);
+    }
+    return list;
+}
+
+CollectiveKind parse_collective(const std::string& name)
+{
+    for (const auto& [kind, known] : kCollectives) {
+        if (name == known) {
+            return kind;
+        }
+    }
+    throw UsageError("--collective: unknown collective '" + name +
+                     "' (valid: " + collective_list() + ")");
+}
 
 std::vector<std::string> split(const std::string& list)
 {
@@ -175,7 +204,7 @@ std::unique_ptr<CLI::App> make_app(Options& o)
     app->set_help_flag("-h,--help", "print this text and exit");
     app->footer(kFooter);
     auto option = [&](const char* flag, std::function<void(const std::string&)> parse,
-                      const char* type, const char* text, const std::string& default_text) {
+                      const char* type, const std::string& text, const std::string& default_text) {
         app->add_option_function<std::string>(flag, std::move(parse), text)
             ->type_name(type)
             ->default_str(default_text);
@@ -288,22 +317,11 @@ std::unique_ptr<CLI::App> make_app(Options& o)
         "--plot", [&o](const std::string& v) { o.plot = v; }, "FILE.png",
         "plot perceived bandwidth against size with gnuplot", "");
     option(
-        "--collective",
-        [&o](const std::string& v) {
-            if (v == "bcast") {
-                o.collective = CollectiveKind::bcast;
-            } else if (v == "reduce") {
-                o.collective = CollectiveKind::reduce;
-            } else if (v == "allreduce") {
-                o.collective = CollectiveKind::allreduce;
-            } else {
-                throw UsageError("--collective: unknown collective '" + v +
-                                 "' (valid: bcast, reduce, allreduce)");
-            }
-        },
-        "OP",
-        "measure a partitioned collective over all ranks (bcast, reduce, allreduce) against "
-        "one collective after the join (single) and one per partition (multi)",
+        "--collective", [&o](const std::string& v) { o.collective = parse_collective(v); }, "OP",
+        "measure a partitioned collective over all ranks (" + collective_list() +
+            ") against one collective after the join (single) and one per partition (multi); "
+            "gather .. neighbor: --sizes is one block (what one rank sends one other), neighbor "
+            "runs on a periodic cartesian grid (MPI_Dims_create, 2-D)",
         "");
     app->add_flag("--verify", o.verify,
                   "check every received byte every iteration (exit 1 on a mismatch)");
@@ -394,6 +412,16 @@ const char* side_name(Side side)
             return "pipeline";
     }
     return "?";
+}
+
+const char* collective_name(CollectiveKind kind)
+{
+    for (const auto& [k, name] : kCollectives) {
+        if (k == kind) {
+            return name;
+        }
+    }
+    return "none";
 }
 
 std::string backend_of(Mode mode)

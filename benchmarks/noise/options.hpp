@@ -31,12 +31,18 @@ enum class Side {
     pipeline,
 };
 
-/// --collective: which collective the run measures (none: the point-to-point sides).
+/// --collective: which collective the run measures (none: the point-to-point sides). From
+/// gather on, block-wise: every rank sends one block (gather, allgather) or one per rank or
+/// neighbour (alltoall, neighbor: MPI_Neighbor_alltoall on a periodic cartesian grid).
 enum class CollectiveKind {
     none,
     bcast,
     reduce,
     allreduce,
+    gather,
+    allgather,
+    alltoall,
+    neighbor,
 };
 
 /// Every side, in the order the driver runs and reports them.
@@ -48,6 +54,8 @@ inline constexpr Mode kAllModes[] = {Mode::single,   Mode::multi,     Mode::part
 
 [[nodiscard]] const char* mode_name(Mode mode);
 [[nodiscard]] const char* side_name(Side side);
+/// The --collective name of @p kind ("none" for none).
+[[nodiscard]] const char* collective_name(CollectiveKind kind);
 /// The "mpipcl_backend" info value of a partitioned mode; empty for single and multi.
 [[nodiscard]] std::string backend_of(Mode mode);
 
