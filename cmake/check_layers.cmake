@@ -2,7 +2,8 @@
 # The include rule of src/ (docs/design.md, "Layers"): a file may include headers of its own
 # folder and of the layers below it, never above, and the two backends never include each
 # other:
-#   api (5) -> requests (4) -> progress (3) -> persistent | rma (2) -> common (1)
+#   api (6) -> requests (5) -> collectives (4) -> progress (3) -> persistent | rma (2)
+#   -> common (1)
 # The backend folders are private besides: no other folder includes them, progress (the
 # factory) included; it reaches a backend through the module table each one registers
 # (common/backend_module.hpp), by BackendKind.
@@ -12,8 +13,9 @@ if(NOT SRC_DIR)
   message(FATAL_ERROR "SRC_DIR not set")
 endif()
 get_filename_component(SRC_DIR "${SRC_DIR}" ABSOLUTE)
-set(rank_api 5)
-set(rank_requests 4)
+set(rank_api 6)
+set(rank_requests 5)
+set(rank_collectives 4)
 set(rank_progress 3)
 set(rank_persistent 2)
 set(rank_rma 2)

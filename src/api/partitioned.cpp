@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The six MPI-4.0 partitioned calls: argument checks, registry lookup, error translation.
+// The six MPI-4.0 partitioned calls and the library's MPIX_P* queries: argument checks,
+// registry lookup, error translation.
 #include <mpi.h>
 
 #include <limits>
 #include <vector>
 
+#include "api/checks.hpp"
 #include "common/config.hpp"
 #include "common/error.hpp"
 #include "mpipcl.h"
@@ -18,8 +20,6 @@ using mpipcl::ErrId;
 using mpipcl::Error;
 using mpipcl::error_code;
 using mpipcl::Kind;
-using mpipcl::requests::CollArgs;
-using mpipcl::requests::CollKind;
 using mpipcl::requests::HandleRegistry;
 using mpipcl::requests::InitArgs;
 using mpipcl::requests::raise_on;
@@ -34,8 +34,6 @@ int tag_upper_bound(MPI_Comm comm)
     PMPI_Comm_get_attr(comm, MPI_TAG_UB, &ub, &flag);
     return flag ? *ub : 32767;
 }
-
-bool library_initialized() { return mpipcl::progress::Engine::instance().initialized(); }
 
 /// The checks of an init call's peer and tag on @p comm (not null). Throws Error.
 void check_envelope(Kind kind, int peer, int tag, MPI_Comm comm)
@@ -58,8 +56,12 @@ void check_envelope(Kind kind, int peer, int tag, MPI_Comm comm)
     }
 }
 
-/// The checks of an init call's datatype and total size (partitions > 0, count >= 0); fills
-/// the sizes into @p args and returns the total in bytes. Throws Error.
+}  // namespace
+
+namespace mpipcl::api {
+
+bool library_initialized() { return mpipcl::progress::Engine::instance().initialized(); }
+
 MPI_Count check_buffer(int partitions, MPI_Count count, MPI_Datatype datatype, InitArgs* args)
 {
     if (datatype == MPI_DATATYPE_NULL) {
@@ -91,6 +93,13 @@ MPI_Count check_buffer(int partitions, MPI_Count count, MPI_Datatype datatype, I
     args->extent = static_cast<MPI_Aint>(extent);
     return bytes;
 }
+
+}  // namespace mpipcl::api
+
+namespace {
+
+using mpipcl::api::check_buffer;
+using mpipcl::api::library_initialized;
 
 int partitioned_init(Kind kind, const void* buf, int partitions, MPI_Count count,
                      MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, MPI_Info info,
@@ -138,89 +147,6 @@ int partitioned_init(Kind kind, const void* buf, int partitions, MPI_Count count
         *request = handle;
         return MPI_SUCCESS;
     });
-}
-
-int rank_of(MPI_Comm comm)
-{
-    int rank = 0;
-    PMPI_Comm_rank(comm, &rank);
-    return rank;
-}
-
-/// The checks of a collective init's arguments (@p a holds kind, buffers, op, root); fills the
-/// sizes and options into @p a. Throws Error.
-void check_collective(int partitions, MPI_Count count, MPI_Datatype datatype, MPI_Comm comm,
-                      MPI_Info info, const MPI_Request* request, CollArgs* a)
-{
-    if (!library_initialized()) {
-        throw Error(ErrId::NotInitialized, "MPI_Init did not go through libmpipcl");
-    }
-    if (request == nullptr) {
-        throw Error(ErrId::NullArg, "request is NULL");
-    }
-    int inter = 0;
-    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
-        throw Error(ErrId::BadComm, "not an intracommunicator");
-    }
-    if (partitions <= 0) {
-        throw Error(ErrId::BadPartitions, "partitions <= 0");
-    }
-    if (count < 0) {
-        throw Error(ErrId::BadCount, "count < 0");
-    }
-    int size = 0;
-    PMPI_Comm_size(comm, &size);
-    if (a->kind != CollKind::Allreduce && (a->root < 0 || a->root >= size)) {
-        throw Error(ErrId::BadRoot, "root out of range");
-    }
-    if (a->kind != CollKind::Bcast && a->op == MPI_OP_NULL) {
-        throw Error(ErrId::BadOp, "MPI_OP_NULL");
-    }
-    if (a->kind == CollKind::Reduce && a->sendbuf == MPI_IN_PLACE && a->root != rank_of(comm)) {
-        throw Error(ErrId::InPlace, "MPI_IN_PLACE is the root's only");
-    }
-    InitArgs sizes;
-    const MPI_Count bytes = check_buffer(partitions, count, datatype, &sizes);
-    if (a->kind != CollKind::Bcast) {
-        if (const int rc = mpipcl::requests::check_op(a->op, datatype); rc != MPI_SUCCESS) {
-            throw Error(ErrId::BadOp, "the op is not defined on this datatype");
-        }
-    }
-    a->partitions = partitions;
-    a->count = count;
-    a->datatype = datatype;
-    a->type_size = sizes.type_size;
-    a->extent = sizes.extent;
-    a->comm = comm;
-    a->options = mpipcl::request_options(info);
-    if (mpipcl::requests::settle_backend(&a->options, bytes) == mpipcl::BackendKind::Native) {
-        a->options.backend = mpipcl::BackendKind::Persistent;  // the MPI has no such calls
-    }
-}
-
-int collective_init(CollArgs a, int partitions, MPI_Count count, MPI_Datatype datatype,
-                    MPI_Comm comm, MPI_Info info, MPI_Request* request, const char* fn)
-{
-    return api_guard(fn, [&](ApiCall& call) -> int {
-        call.on(comm);
-        check_collective(partitions, count, datatype, comm, info, request, &a);
-        MPI_Request handle = MPI_REQUEST_NULL;
-        Request::create_collective(a, &handle);
-        *request = handle;
-        return MPI_SUCCESS;
-    });
-}
-
-/// The arguments of MPIX_Preduce_init / MPIX_Pallreduce_init that differ from a bcast's.
-CollArgs reduction(CollKind kind, const void* sendbuf, void* recvbuf, MPI_Op op, int root)
-{
-    CollArgs a;
-    a.kind = kind;
-    a.sendbuf = sendbuf;
-    a.recvbuf = recvbuf;
-    a.op = op;
-    a.root = root;
-    return a;
 }
 
 #if MPIPCL_MPI_HAS_PARTITIONED
@@ -314,8 +240,10 @@ MPIPCL_API int MPI_Pready_range(int partition_low, int partition_high, MPI_Reque
         if (!r) {
             return rc;
         }
-        if (partition_low > partition_high || partition_low < 0 ||
-            partition_high >= r->endpoint().partitions) {
+        // A request that takes no Pready (a receive, a collective's non-contributor) answers
+        // for itself below: the wrong kind, whatever the range.
+        if (r->ready_partitions() > 0 && (partition_low > partition_high || partition_low < 0 ||
+                                          partition_high >= r->ready_partitions())) {
             return raise_on(call, *r, error_code(ErrId::BadPartition));
         }
         // Mark them all (a word of ready bits at a time), then issue the MPI work once (one
@@ -339,7 +267,9 @@ MPIPCL_API int MPI_Pready_list(int length, MPIPCL_PREADY_LIST_CONST int array_of
         if (length < 0 || (length > 0 && array_of_partitions == nullptr)) {
             return call.raise(ErrId::NullArg);
         }
-        rc = check_list(length, array_of_partitions, r->endpoint().partitions);
+        rc = r->ready_partitions() == 0
+                 ? error_code(ErrId::WrongKind)
+                 : check_list(length, array_of_partitions, r->ready_partitions());
         if (rc != MPI_SUCCESS) {
             return call.raise(rc);
         }
@@ -366,33 +296,6 @@ MPIPCL_API int MPI_Parrived(MPI_Request request, int partition, int* flag)
             ours(request, call, &rc, MPIPCL_NATIVE(PMPI_Parrived(request, partition, flag)));
         return r ? raise_on(call, *r, r->parrived(partition, flag)) : rc;
     });
-}
-
-MPIPCL_API int MPIX_Pbcast_init(void* buffer, int partitions, MPI_Count count,
-                                MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info,
-                                MPI_Request* request)
-{
-    CollArgs a;
-    a.kind = CollKind::Bcast;
-    a.recvbuf = buffer;
-    a.root = root;
-    return collective_init(a, partitions, count, datatype, comm, info, request, "MPIX_Pbcast_init");
-}
-
-MPIPCL_API int MPIX_Preduce_init(const void* sendbuf, void* recvbuf, int partitions,
-                                 MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
-                                 MPI_Comm comm, MPI_Info info, MPI_Request* request)
-{
-    return collective_init(reduction(CollKind::Reduce, sendbuf, recvbuf, op, root), partitions,
-                           count, datatype, comm, info, request, "MPIX_Preduce_init");
-}
-
-MPIPCL_API int MPIX_Pallreduce_init(const void* sendbuf, void* recvbuf, int partitions,
-                                    MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                                    MPI_Comm comm, MPI_Info info, MPI_Request* request)
-{
-    return collective_init(reduction(CollKind::Allreduce, sendbuf, recvbuf, op, 0), partitions,
-                           count, datatype, comm, info, request, "MPIX_Pallreduce_init");
 }
 
 MPIPCL_API int MPIX_Pcl_backend(MPI_Request request, const char** name)

@@ -17,21 +17,8 @@
 
 namespace mpipcl {
 
-/// A request's side. Coll: a partitioned collective's request, whose Transfer is only its
-/// face towards the request layer (never paired, never given to a backend).
-enum class Kind : std::uint8_t { Send, Recv, Coll };
-
-/// What the members of a partitioned collective must agree on. Every internal transfer of a
-/// collective carries it (Transfer::coll) in its Setup; pairing fails on a difference (kind < 0:
-/// not part of a collective, nothing compared).
-struct CollSig {
-    std::int32_t kind = -1;  ///< CollKind, -1 for point-to-point
-    std::int32_t root = 0;
-    std::int32_t op = 0;  ///< a predefined op's number, 0 for a user op (not comparable)
-    std::int32_t partitions = 0;
-    std::int64_t type_size = 0;
-    std::int64_t count = 0;
-};
+/// A partitioned transfer's side.
+enum class Kind : std::uint8_t { Send, Recv };
 
 /// The user's side of the transfer, fixed at init. The datatype is the library's own
 /// duplicate (MPI_Type_dup at init, freed with the request) for derived types, so the user may

@@ -38,6 +38,7 @@ const ErrDef kDefs[static_cast<int>(ErrId::Count_)] = {
     {MPI_ERR_OP, "mpipcl: invalid reduction operation"},
     {MPI_ERR_ARG, "mpipcl: the members of a partitioned collective disagree on its arguments"},
     {MPI_ERR_BUFFER, "mpipcl: MPI_IN_PLACE is not allowed here"},
+    {MPI_ERR_TOPOLOGY, "mpipcl: the communicator has no cartesian or graph topology"},
 };
 
 int g_codes[static_cast<int>(ErrId::Count_)];

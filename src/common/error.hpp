@@ -38,6 +38,7 @@ enum class ErrId : int {
     BadOp,            // MPI_ERR_OP
     CollMismatch,     // MPI_ERR_ARG
     InPlace,          // MPI_ERR_BUFFER
+    BadTopology,      // MPI_ERR_TOPOLOGY
     Count_
 };
 

@@ -270,4 +270,17 @@ class Engine final : private ProgressThread::Work {
     ProgressThread thread_;
 };
 
+/// A Pready call queued backend work on @p t (MPI_THREAD_MULTIPLE): issues it from this thread,
+/// or, when the backend's work is long and a progress thread runs, leaves it to that thread.
+inline void issue_queued(Transfer& t) noexcept
+{
+    Engine& engine = Engine::instance();
+    if ((t.flush_in_background() || engine.offloads_ready()) && engine.progress_thread_running()) {
+        engine.nudge();
+        return;
+    }
+    t.flush();
+    engine.issued(t);
+}
+
 }  // namespace mpipcl::progress

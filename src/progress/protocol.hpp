@@ -8,6 +8,19 @@
 
 namespace mpipcl::progress {
 
+/// What the members of a group of transfers (an upper layer's partitioned collective) must
+/// agree on. Every internal transfer of the group carries it (Transfer::coll) in its Setup;
+/// pairing fails on a difference (kind < 0: not part of a group, nothing compared; zero
+/// partitions: the sizes are left to the pair's own checks).
+struct CollSig {
+    std::int32_t kind = -1;  ///< the upper layer's kind of group, -1 for point-to-point
+    std::int32_t root = 0;
+    std::int32_t op = 0;  ///< a predefined op's number, 0 for a user op (not comparable)
+    std::int32_t partitions = 0;
+    std::int64_t type_size = 0;
+    std::int64_t count = 0;
+};
+
 /// Control traffic uses tag 0 of the private communicator; data tags start at 1.
 constexpr int kCtrlTag = 0;
 

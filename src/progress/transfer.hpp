@@ -16,8 +16,32 @@
 #include "common/backend.hpp"
 #include "common/config.hpp"
 #include "common/error.hpp"
+#include "progress/protocol.hpp"
 
 namespace mpipcl::progress {
+
+/// What a transfer is made from: MPI_Psend_init / MPI_Precv_init's arguments (checked by the
+/// API layer, sizes filled in), or an internal transfer of a collective.
+struct TransferArgs {
+    Kind kind = Kind::Send;
+    const void* buf = nullptr;
+    int partitions = 0;
+    MPI_Count count = 0;
+    MPI_Datatype datatype = MPI_DATATYPE_NULL;
+    int peer = MPI_PROC_NULL;
+    int tag = 0;
+    MPI_Comm comm = MPI_COMM_NULL;
+    std::int64_t type_size = 0;
+    MPI_Aint extent = 0;
+    RequestOptions options{};
+};
+
+/// The library's own handle on @p type: a duplicate for derived types (the user may free
+/// theirs right after init), the type itself for named ones. *owned says which. Throws Error.
+MPI_Datatype own_type(MPI_Datatype type, bool* owned);
+/// The endpoint of @p args (datatype as given) on the communicator keyed @p comm_key (0: the
+/// key of args.comm; none for MPI_PROC_NULL).
+Endpoint make_endpoint(const TransferArgs& args, std::uint64_t comm_key);
 
 /// How a transfer stands with respect to its peer.
 enum class Pairing : std::uint8_t { Unpaired, Paired, Failed };

@@ -13,110 +13,10 @@
 namespace mpipcl::requests {
 
 using progress::Engine;
+using progress::make_endpoint;
+using progress::own_type;
 using progress::Pairing;
 using progress::Transfer;
-
-MPI_Datatype own_type(MPI_Datatype type, bool* owned)
-{
-    int ni = 0;
-    int na = 0;
-    int nd = 0;
-    int combiner = MPI_COMBINER_NAMED;
-    if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) {
-        throw Error(ErrId::BadType, "invalid datatype");
-    }
-    *owned = combiner != MPI_COMBINER_NAMED;
-    if (!*owned) {
-        return type;
-    }
-    // MPI has no "is committed" query; a persistent send of one element to MPI_PROC_NULL on
-    // the private communicator (MPI_ERRORS_RETURN) refuses an uncommitted type on Open MPI and
-    // MPICH alike (Open MPI's MPI_Pack_size would crash instead). Init paths only.
-    // (A non-null buffer: both MPIs refuse NULL with count 1 even though nothing is read.)
-    static char dummy[1];
-    MPI_Request probe = MPI_REQUEST_NULL;
-    if (PMPI_Send_init(dummy, 1, type, MPI_PROC_NULL, 0, Engine::instance().private_comm(),
-                       &probe) != MPI_SUCCESS) {
-        throw Error(ErrId::BadType, "the datatype is not committed");
-    }
-    PMPI_Request_free(&probe);
-    MPI_Datatype dup = MPI_DATATYPE_NULL;
-    MPIPCL_CHECK_MPI(PMPI_Type_dup(type, &dup));
-    return dup;
-}
-
-namespace {
-/// Whether @p type is dense (Endpoint::dense): lower bound 0, extent == size, and a named type
-/// or a chain of duplicates and contiguous runs of one, so its bytes lie in type-signature
-/// order. Any other constructor answers false (only the packed layout needs a dense type).
-bool dense_type(MPI_Datatype type)
-{
-    MPI_Count size = 0;
-    MPI_Count lb = 0;
-    MPI_Count extent = 0;
-    if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS ||
-        PMPI_Type_get_extent_x(type, &lb, &extent) != MPI_SUCCESS || lb != 0 || extent != size) {
-        return false;
-    }
-    MPI_Datatype t = type;
-    bool dense = false;
-    for (;;) {
-        int ni = 0;
-        int na = 0;
-        int nd = 0;
-        int combiner = MPI_COMBINER_NAMED;
-        if (PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS) {
-            break;
-        }
-        if (combiner == MPI_COMBINER_NAMED) {
-            dense = true;
-            break;
-        }
-        int ints[1] = {0};
-        MPI_Aint addrs[1] = {0};
-        MPI_Datatype inner = MPI_DATATYPE_NULL;
-        const bool chain = (combiner == MPI_COMBINER_DUP || combiner == MPI_COMBINER_CONTIGUOUS) &&
-                           ni <= 1 && na == 0 && nd == 1;
-        if (!chain || PMPI_Type_get_contents(t, ni, na, nd, ints, addrs, &inner) != MPI_SUCCESS) {
-            break;
-        }
-        if (t != type) {
-            PMPI_Type_free(&t);  // a handle get_contents returned (never a named type)
-        }
-        t = inner;
-    }
-    int ni = 0;
-    int na = 0;
-    int nd = 0;
-    int combiner = MPI_COMBINER_NAMED;
-    if (t != type && PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
-        combiner != MPI_COMBINER_NAMED) {
-        PMPI_Type_free(&t);
-    }
-    return dense;
-}
-}  // namespace
-
-Endpoint make_endpoint(const InitArgs& args, std::uint64_t comm_key)
-{
-    Endpoint ep;
-    ep.kind = args.kind;
-    ep.buf = const_cast<void*>(args.buf);
-    ep.partitions = args.partitions;
-    ep.count = args.count;
-    ep.peer = args.peer;
-    ep.tag = args.tag;
-    ep.comm = args.comm;
-    ep.elem_bytes = args.type_size;
-    ep.extent = args.extent;
-    ep.datatype = args.datatype;
-    ep.dense = dense_type(args.datatype);
-    if (args.peer != MPI_PROC_NULL) {
-        ep.comm_key = comm_key != 0 ? comm_key : progress::comm_key(args.comm);
-        ep.peer_world = progress::world_rank_of(args.comm, args.peer);
-    }
-    return ep;
-}
 
 namespace {
 /// A fresh user handle: minted by MPI, so it cannot collide with any live MPI request.
@@ -168,11 +68,11 @@ void Request::create(const InitArgs& args, MPI_Request* handle)
 
 void Request::create_collective(const CollArgs& args, MPI_Request* handle)
 {
-    auto coll = std::make_shared<Collective>(args);
+    std::shared_ptr<collectives::Collective> coll = collectives::make_collective(args);
     MPI_Request h = MPI_REQUEST_NULL;
     try {
         h = mint_handle();
-        auto req = std::make_unique<Request>(coll->face(), h);
+        auto req = std::make_unique<Request>(coll, h);
         HandleRegistry::instance().insert(h, req.get());
         req.release();  // owned by the registry entry until MPI_Request_free
     } catch (...) {
@@ -190,29 +90,34 @@ Request::Request(std::shared_ptr<Transfer> t, MPI_Request handle)
 {
 }
 
-int Request::pready_not_send(int lo, int hi, bool flush) noexcept
+Request::Request(std::shared_ptr<collectives::Collective> c, MPI_Request handle)
+    : c_(std::move(c)), handle_(handle)
 {
-    if (kind() != Kind::Coll || !coll().contributes()) {
+}
+
+int Request::pready_collective(int lo, int hi, bool flush) noexcept
+{
+    if (c_ == nullptr || c_->ready_partitions() == 0) {
         return error_code(ErrId::WrongKind);
     }
     if (!is_active()) {
         return error_code(ErrId::NotStarted);
     }
-    if (lo < 0 || lo > hi || hi >= coll().partitions()) {
+    if (lo < 0 || lo > hi || hi >= c_->ready_partitions()) {
         return error_code(ErrId::BadPartition);
     }
     if (!Engine::instance().initialized()) {
         return error_code(ErrId::NotInitialized);
     }
-    return coll().pready(lo, hi, flush);
+    return c_->pready(lo, hi, flush);
 }
 
-int Request::parrived_not_recv(int partition, int* flag) noexcept
+int Request::parrived_collective(int partition, int* flag) noexcept
 {
-    if (kind() != Kind::Coll || !coll().receives()) {
+    if (c_->arrived_partitions() == 0) {
         return error_code(ErrId::WrongKind);
     }
-    if (partition < 0 || partition >= coll().partitions()) {
+    if (partition < 0 || partition >= c_->arrived_partitions()) {
         return error_code(ErrId::BadPartition);
     }
     if (!Engine::instance().initialized()) {
@@ -222,7 +127,7 @@ int Request::parrived_not_recv(int partition, int* flag) noexcept
         *flag = 1;  // inactive: true, as for a point-to-point receive
         return MPI_SUCCESS;
     }
-    return coll().parrived(partition, flag);
+    return c_->parrived(partition, flag);
 }
 
 Request::~Request() = default;
@@ -237,8 +142,8 @@ int Request::start()
         return error_code(ErrId::ActiveRequest);
     }
     try {
-        if (kind() == Kind::Coll) {
-            coll().start();
+        if (c_) {
+            c_->start();
         } else {
             engine.start(t_);
         }
@@ -257,8 +162,8 @@ void Request::flush_ready() noexcept
     if (!Engine::instance().thread_multiple()) {
         return;
     }
-    if (kind() == Kind::Coll) [[unlikely]] {
-        coll().flush_ready();
+    if (c_) [[unlikely]] {
+        c_->flush_ready();
     } else {
         issue_queued();
     }
@@ -297,7 +202,7 @@ bool Request::peek(MPI_Status* status, Poll poll) noexcept
         // transfer only, mostly: one MPI test per poll, not one per active transfer. A
         // collective's pass is a full one (its transfers and its task); in a wait loop it is
         // skipped while another thread is in a pass (Poll::Wait).
-        if (kind() == Kind::Coll) {
+        if (c_) {
             Engine::instance().progress(poll == Poll::Test);
         } else {
             Engine::instance().progress_for(*t_);
@@ -316,7 +221,7 @@ int Request::prepare() noexcept
         return error_code(ErrId::NotStarted);
     }
     Engine& engine = Engine::instance();
-    if (kind() != Kind::Send || t_->null_peer()) {
+    if (c_ || kind() != Kind::Send || t_->null_peer()) {
         engine.progress();  // the Ready for this round left at Start (or leaves at pairing)
         return MPI_SUCCESS;
     }
@@ -341,8 +246,8 @@ void Request::release()
         // After MPI_Finalize the engine released the backend already.
         throw Error(ErrId::NotInitialized, "MPI_Request_free after MPI_Finalize");
     }
-    if (kind() == Kind::Coll) {
-        coll().release();
+    if (c_) {
+        c_->release();
         return;
     }
     engine.remove(t_);
@@ -354,12 +259,12 @@ void Request::fill_status(MPI_Status* status) const noexcept
         return;
     }
     const int err = round_error();
-    if (kind() != Kind::Recv) {
+    if (c_ || kind() != Kind::Recv) {
         set_empty_status(status);
         status->MPI_ERROR = err;
         return;
     }
-    const Endpoint& ep = endpoint();
+    const Endpoint& ep = t_->endpoint();
     status->MPI_SOURCE = ep.peer;
     status->MPI_TAG = t_->null_peer() ? MPI_ANY_TAG : ep.tag;
     status->MPI_ERROR = err;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // MPIX_Request: the one internal partitioned request type, the user's half of a partitioned
 // operation. It owns the user-visible state machine (state.hpp) and the checks of
-// MPI_Pready*/MPI_Parrived/completion; the engine's half (pairing, backend, rounds) is a
-// progress::Transfer it shares with the engine.
+// MPI_Pready*/MPI_Parrived/completion; the engine's half is either a progress::Transfer
+// (point-to-point: pairing, backend, rounds) it shares with the engine, or a
+// collectives::Collective (a partitioned collective's schedule of internal transfers).
 #pragma once
 
 #include <mpi.h>
@@ -10,12 +11,12 @@
 #include <cstdint>
 #include <memory>
 
+#include "collectives/collective.hpp"
 #include "common/backend.hpp"
 #include "common/config.hpp"
 #include "common/error.hpp"
 #include "progress/engine.hpp"
 #include "progress/transfer.hpp"
-#include "requests/collective.hpp"
 #include "requests/state.hpp"
 
 namespace mpipcl::requests {
@@ -24,19 +25,8 @@ namespace mpipcl::requests {
 void set_empty_status(MPI_Status* status) noexcept;
 
 /// What MPI_Psend_init / MPI_Precv_init were given (checked by the API layer).
-struct InitArgs {
-    Kind kind = Kind::Send;
-    const void* buf = nullptr;
-    int partitions = 0;
-    MPI_Count count = 0;
-    MPI_Datatype datatype = MPI_DATATYPE_NULL;
-    int peer = MPI_PROC_NULL;
-    int tag = 0;
-    MPI_Comm comm = MPI_COMM_NULL;
-    std::int64_t type_size = 0;
-    MPI_Aint extent = 0;
-    RequestOptions options{};
-};
+using InitArgs = progress::TransferArgs;
+using collectives::CollArgs;
 
 /// Who polls a request for completion. Test: one call (MPI_Test*, MPI_Request_get_status),
 /// which waits for the engine lock, so that it sees a completed round even while another
@@ -54,25 +44,31 @@ class Request {
     /// are made and told to the engine. Throws Error / std::bad_alloc (nothing left behind).
     static void create_collective(const CollArgs& args, MPI_Request* handle);
 
-    /// @p t: the point-to-point transfer, or a collective's face (Collective::face).
+    /// A point-to-point request over @p t.
     Request(std::shared_ptr<progress::Transfer> t, MPI_Request handle);
+    /// A partitioned collective's request over @p c.
+    Request(std::shared_ptr<collectives::Collective> c, MPI_Request handle);
     ~Request();
     Request(const Request&) = delete;
     Request& operator=(const Request&) = delete;
 
-    /// Send, Recv, or Coll for a partitioned collective (whose endpoint gives its partitions,
-    /// communicator and datatype; see Collective::face).
+    /// A partitioned collective's request (no transfer of its own).
+    bool is_collective() const noexcept { return c_ != nullptr; }
+    /// Send or Recv (point-to-point only).
     Kind kind() const { return t_->kind(); }
-    const Endpoint& endpoint() const { return t_->endpoint(); }
-    MPI_Comm comm() const { return t_->endpoint().comm; }
+    MPI_Comm comm() const noexcept { return c_ ? c_->comm() : t_->endpoint().comm; }
     MPI_Request handle() const { return handle_; }
     State state() const { return state_.load(); }
     bool is_active() const { return state_.active(); }
-    /// The backend in use (agreed with the peer once paired, else the one asked for).
-    BackendKind backend() const noexcept
+    /// The partitions MPI_Pready* may mark (0 where this request takes none: a receive).
+    int ready_partitions() const noexcept
     {
-        return kind() == Kind::Coll ? coll().backend() : t_->backend_kind();
+        return c_                         ? c_->ready_partitions()
+               : t_->kind() == Kind::Send ? t_->endpoint().partitions
+                                          : 0;
     }
+    /// The backend in use (agreed with the peer once paired, else the one asked for).
+    BackendKind backend() const noexcept { return c_ ? c_->backend() : t_->backend_kind(); }
     /// Active and its round is complete (a completion call would return now).
     bool done() const { return is_active() && round_complete(); }
 
@@ -115,21 +111,16 @@ class Request {
     void fill_status(MPI_Status* status) const noexcept;
     bool round_complete() const noexcept
     {
-        return kind() == Kind::Coll ? coll().round_complete() : t_->round_complete();
+        return c_ ? c_->round_complete() : t_->round_complete();
     }
-    int round_error() const noexcept
-    {
-        return kind() == Kind::Coll ? coll().round_error() : t_->round_error();
-    }
-    Collective& coll() const noexcept { return Collective::of(*t_); }
-    /// MPI_Pready* on a request that is not a send: a collective's, where this rank
-    /// contributes; else WrongKind.
-    [[gnu::cold, gnu::noinline]] int pready_not_send(int lo, int hi, bool flush) noexcept;
-    /// MPI_Parrived on a request that is not a receive: a collective's, where this rank gets a
-    /// result; else WrongKind.
-    [[gnu::cold, gnu::noinline]] int parrived_not_recv(int partition, int* flag) noexcept;
+    int round_error() const noexcept { return c_ ? c_->round_error() : t_->round_error(); }
+    /// MPI_Pready* on a collective's request, where this rank contributes; else WrongKind.
+    [[gnu::cold, gnu::noinline]] int pready_collective(int lo, int hi, bool flush) noexcept;
+    /// MPI_Parrived on a collective's request, where this rank gets a result; else WrongKind.
+    [[gnu::cold, gnu::noinline]] int parrived_collective(int partition, int* flag) noexcept;
 
-    std::shared_ptr<progress::Transfer> t_;
+    std::shared_ptr<progress::Transfer> t_;       ///< point-to-point (else null)
+    std::shared_ptr<collectives::Collective> c_;  ///< a partitioned collective (else null)
     MPI_Request handle_;
     StateMachine state_;
 };
@@ -138,13 +129,13 @@ class Request {
 
 [[gnu::always_inline]] inline int Request::check_ready(int lo, int hi) const noexcept
 {
-    if (kind() != Kind::Send) {
+    if (c_ || kind() != Kind::Send) {
         return error_code(ErrId::WrongKind);
     }
     if (!is_active()) {
         return error_code(ErrId::NotStarted);
     }
-    if (lo < 0 || lo > hi || hi >= endpoint().partitions) {
+    if (lo < 0 || lo > hi || hi >= t_->endpoint().partitions) {
         return error_code(ErrId::BadPartition);
     }
     if (!progress::Engine::instance().initialized()) {
@@ -156,7 +147,7 @@ class Request {
 [[gnu::always_inline]] inline int Request::pready(int partition, bool flush) noexcept
 {
     if (const int rc = check_ready(partition, partition); rc != MPI_SUCCESS) {
-        return kind() == Kind::Send ? rc : pready_not_send(partition, partition, flush);
+        return c_ ? pready_collective(partition, partition, flush) : rc;
     }
     const progress::Engine& engine = progress::Engine::instance();
     bool queued = false;
@@ -174,7 +165,7 @@ class Request {
 inline int Request::pready_range(int lo, int hi) noexcept
 {
     if (const int rc = check_ready(lo, hi); rc != MPI_SUCCESS) {
-        return kind() == Kind::Send ? rc : pready_not_send(lo, hi, true);
+        return c_ ? pready_collective(lo, hi, true) : rc;
     }
     const progress::Engine& engine = progress::Engine::instance();
     bool queued = false;
@@ -186,27 +177,17 @@ inline int Request::pready_range(int lo, int hi) noexcept
     return rc;
 }
 
-/// A Pready call queued backend work on @p t (MPI_THREAD_MULTIPLE): issues it from this thread,
-/// or, when the backend's work is long and a progress thread runs, leaves it to that thread.
-inline void issue_queued(progress::Transfer& t) noexcept
-{
-    progress::Engine& engine = progress::Engine::instance();
-    if ((t.flush_in_background() || engine.offloads_ready()) && engine.progress_thread_running()) {
-        engine.nudge();
-        return;
-    }
-    t.flush();
-    engine.issued(t);
-}
-
-inline void Request::issue_queued() noexcept { requests::issue_queued(*t_); }
+inline void Request::issue_queued() noexcept { progress::issue_queued(*t_); }
 
 [[gnu::always_inline]] inline int Request::parrived(int partition, int* flag) noexcept
 {
-    if (kind() != Kind::Recv) {
-        return parrived_not_recv(partition, flag);
+    if (c_) {
+        return parrived_collective(partition, flag);
     }
-    if (partition < 0 || partition >= endpoint().partitions) {
+    if (kind() != Kind::Recv) {
+        return error_code(ErrId::WrongKind);
+    }
+    if (partition < 0 || partition >= t_->endpoint().partitions) {
         return error_code(ErrId::BadPartition);
     }
     if (!progress::Engine::instance().initialized()) {
@@ -251,12 +232,6 @@ inline int raise_on(ApiCall& call, const Request& r, int rc) noexcept
 }  // namespace mpipcl::requests
 
 namespace mpipcl::requests {
-/// The library's own handle on @p type: a duplicate for derived types (the user may free
-/// theirs right after init), the type itself for named ones. *owned says which. Throws Error.
-MPI_Datatype own_type(MPI_Datatype type, bool* owned);
-/// The endpoint of @p args (datatype as given) on the communicator keyed @p comm_key (0: the
-/// key of args.comm; none for MPI_PROC_NULL).
-Endpoint make_endpoint(const InitArgs& args, std::uint64_t comm_key);
 /// At init of a request: settles the backend asked for (see progress::backends::resolve):
 /// "native" stays native (the API layer forwards it to the MPI library). Throws Error.
 BackendKind settle_backend(RequestOptions* opts, std::int64_t total_bytes);

@@ -5,7 +5,7 @@
 #include <functional>
 #include <vector>
 
-#include "common/tree.hpp"
+#include "collectives/tree.hpp"
 
 using mpipcl::binomial_tree;
 using mpipcl::Inside;

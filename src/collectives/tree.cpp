@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "common/tree.hpp"
+#include "collectives/tree.hpp"
 
 #include <cstddef>
 #include <unordered_map>
