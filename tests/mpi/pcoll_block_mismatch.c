@@ -61,7 +61,8 @@ static void one(enum What w, MPI_Comm comm, MPI_Comm ring, int* send, int* recv)
                  "%s: the wait returned class %d", g_names[w], cls);
 }
 
-/* A matching allgather after the failed ones: the communicator still works. */
+/* A matching allgather after the failed ones into @p recv: the communicator still works, and
+ * @p recv holds exactly the allgather's data. */
 static void afterwards(MPI_Comm comm, int* send, int* recv)
 {
     MPI_Request req = MPI_REQUEST_NULL;
@@ -97,12 +98,15 @@ void pcb_mismatch_case(char** args, int n, int level)
     const size_t ints = (size_t)tu_size * P * (C + 1) + 1;
     int* send = calloc(ints, sizeof(int));
     int* recv = calloc(ints, sizeof(int));
+    int* fresh = calloc(ints, sizeof(int));
     for (int w = AG_RECV_LARGER; w <= RING_RECV; ++w) {
         tu_watchdog_rearm(TU_WATCHDOG_S);
         one((enum What)w, comm, ring, send, recv);
     }
-    afterwards(comm, send, recv);
+    /* A buffer of its own: whether the failed rounds' buffer is left alone is mismatch_reuse's. */
+    afterwards(comm, send, fresh);
     free(send);
     free(recv);
+    free(fresh);
     pcb_error_comms_free(&comm, &ring);
 }
