@@ -84,5 +84,6 @@ void pcb_dense_case(char** args, int n, int level);    /* gather, allgather, all
 void pcb_neighbor_case(char** args, int n, int level); /* pcoll_block_neighbor.c */
 void pcb_errors_case(char** args, int n, int level);   /* pcoll_block_errors.c */
 void pcb_mismatch_case(char** args, int n, int level); /* pcoll_block_mismatch.c */
+void pcb_mismatch_reuse_case(char** args, int n, int level);
 
 #endif

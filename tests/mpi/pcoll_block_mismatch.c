@@ -103,10 +103,41 @@ void pcb_mismatch_case(char** args, int n, int level)
         tu_watchdog_rearm(TU_WATCHDOG_S);
         one((enum What)w, comm, ring, send, recv);
     }
-    /* A buffer of its own: whether the failed rounds' buffer is left alone is mismatch_reuse's. */
+    /* A buffer of its own: that the failed rounds' buffer is left alone is mismatch_reuse's. */
     afterwards(comm, send, fresh);
     free(send);
     free(recv);
     free(fresh);
+    pcb_error_comms_free(&comm, &ring);
+}
+
+/* A failed round leaves its receive buffer alone once its wait returned: ROUNDS times, the ring
+ * neighbour alltoall whose last rank has larger receive blocks fails (its send blocks marked
+ * -7), then a matching allgather into the same receive buffer must hold exactly its own data,
+ * on every rank. (Where a failed round's data still lands later, rank 0's own allgather block
+ * reads -7: the ring data its lower neighbour sent it.) No arguments, 2 ranks or more. */
+void pcb_mismatch_reuse_case(char** args, int n, int level)
+{
+    (void)args;
+    (void)n;
+    (void)level;
+    if (tu_size < 2) {
+        return;
+    }
+    MPI_Comm comm, ring;
+    pcb_error_comms(&comm, &ring);
+    const size_t ints = (size_t)tu_size * P * (C + 1) + 1;
+    int* send = calloc(ints, sizeof(int));
+    int* recv = calloc(ints, sizeof(int));
+    for (int round = 0; round < 10; ++round) {
+        tu_watchdog_rearm(TU_WATCHDOG_S);
+        for (size_t i = 0; i < ints; ++i) {
+            send[i] = -7;
+        }
+        one(RING_RECV, comm, ring, send, recv);
+        afterwards(comm, send, recv);
+    }
+    free(send);
+    free(recv);
     pcb_error_comms_free(&comm, &ring);
 }
