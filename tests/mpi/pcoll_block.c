@@ -28,10 +28,8 @@ static void run_case(char** args, int n, char* prog, int level)
         pcb_neighbor_case(args, n, level);
     } else if (strcmp(mode, "errors") == 0) {
         pcb_errors_case(args, n, level);
-    } else if (strcmp(mode, "mismatch") == 0) {
+    } else if (strcmp(mode, "mismatch") == 0 || strcmp(mode, "mismatch_reuse") == 0) {
         pcb_mismatch_case(args, n, level);
-    } else if (strcmp(mode, "mismatch_reuse") == 0) {
-        pcb_mismatch_reuse_case(args, n, level);
     } else {
         TU_ABORT("unknown case");
     }

@@ -83,7 +83,6 @@ void pcb_mark_join(PcbMarking* m);
 void pcb_dense_case(char** args, int n, int level);    /* gather, allgather, alltoall */
 void pcb_neighbor_case(char** args, int n, int level); /* pcoll_block_neighbor.c */
 void pcb_errors_case(char** args, int n, int level);   /* pcoll_block_errors.c */
-void pcb_mismatch_case(char** args, int n, int level); /* pcoll_block_mismatch.c */
-void pcb_mismatch_reuse_case(char** args, int n, int level);
+void pcb_mismatch_case(char** args, int n, int level); /* also mismatch_reuse */
 
 #endif

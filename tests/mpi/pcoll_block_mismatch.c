@@ -5,7 +5,7 @@
  * MPI_ERR_COUNT or MPI_ERR_ARG) within the wait timeout, no hang, and the requests free
  * cleanly; a matching allgather on the same communicator afterwards works. Runs on a
  * duplicate of MPI_COMM_WORLD (and a periodic ring over it) with MPI_ERRORS_RETURN.
- * A case of pcoll_block.c, no arguments (2 ranks or more). */
+ * A case of pcoll_block.c, no arguments (2 ranks or more); mismatch_reuse: see reuse(). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,9 +84,38 @@ static void afterwards(MPI_Comm comm, int* send, int* recv)
     TU_MPI(MPI_Request_free(&req));
 }
 
+/* Every case in turn, then a matching allgather into a buffer of its own (that the failed
+ * rounds' buffer is left alone is mismatch_reuse's). */
+static void all_cases(MPI_Comm comm, MPI_Comm ring, int* send, int* recv, size_t ints)
+{
+    for (int w = AG_RECV_LARGER; w <= RING_RECV; ++w) {
+        tu_watchdog_rearm(TU_WATCHDOG_S);
+        one((enum What)w, comm, ring, send, recv);
+    }
+    int* fresh = calloc(ints, sizeof(int));
+    afterwards(comm, send, fresh);
+    free(fresh);
+}
+
+/* mismatch_reuse: a failed round leaves its receive buffer alone once its wait returned. 10
+ * times, the ring neighbour alltoall whose last rank has larger receive blocks fails (the send
+ * blocks hold -7), then a matching allgather into the same receive buffer must hold exactly its
+ * own data on every rank (where the failed round's data still lands later, rank 0's own block
+ * reads -7: the ring data its lower neighbour sent it). */
+static void reuse(MPI_Comm comm, MPI_Comm ring, int* send, int* recv, size_t ints)
+{
+    for (int round = 0; round < 10; ++round) {
+        tu_watchdog_rearm(TU_WATCHDOG_S);
+        for (size_t i = 0; i < ints; ++i) {
+            send[i] = -7;
+        }
+        one(RING_RECV, comm, ring, send, recv);
+        afterwards(comm, send, recv);
+    }
+}
+
 void pcb_mismatch_case(char** args, int n, int level)
 {
-    (void)args;
     (void)n;
     (void)level;
     if (tu_size < 2) {
@@ -98,44 +127,10 @@ void pcb_mismatch_case(char** args, int n, int level)
     const size_t ints = (size_t)tu_size * P * (C + 1) + 1;
     int* send = calloc(ints, sizeof(int));
     int* recv = calloc(ints, sizeof(int));
-    int* fresh = calloc(ints, sizeof(int));
-    for (int w = AG_RECV_LARGER; w <= RING_RECV; ++w) {
-        tu_watchdog_rearm(TU_WATCHDOG_S);
-        one((enum What)w, comm, ring, send, recv);
-    }
-    /* A buffer of its own: that the failed rounds' buffer is left alone is mismatch_reuse's. */
-    afterwards(comm, send, fresh);
-    free(send);
-    free(recv);
-    free(fresh);
-    pcb_error_comms_free(&comm, &ring);
-}
-
-/* A failed round leaves its receive buffer alone once its wait returned: ROUNDS times, the ring
- * neighbour alltoall whose last rank has larger receive blocks fails (its send blocks marked
- * -7), then a matching allgather into the same receive buffer must hold exactly its own data,
- * on every rank. (Where a failed round's data still lands later, rank 0's own allgather block
- * reads -7: the ring data its lower neighbour sent it.) No arguments, 2 ranks or more. */
-void pcb_mismatch_reuse_case(char** args, int n, int level)
-{
-    (void)args;
-    (void)n;
-    (void)level;
-    if (tu_size < 2) {
-        return;
-    }
-    MPI_Comm comm, ring;
-    pcb_error_comms(&comm, &ring);
-    const size_t ints = (size_t)tu_size * P * (C + 1) + 1;
-    int* send = calloc(ints, sizeof(int));
-    int* recv = calloc(ints, sizeof(int));
-    for (int round = 0; round < 10; ++round) {
-        tu_watchdog_rearm(TU_WATCHDOG_S);
-        for (size_t i = 0; i < ints; ++i) {
-            send[i] = -7;
-        }
-        one(RING_RECV, comm, ring, send, recv);
-        afterwards(comm, send, recv);
+    if (strcmp(args[0], "mismatch_reuse") == 0) {
+        reuse(comm, ring, send, recv, ints);
+    } else {
+        all_cases(comm, ring, send, recv, ints);
     }
     free(send);
     free(recv);
