@@ -3,7 +3,11 @@
 // transfer per block a rank sends or receives.
 #include "collectives/block_collective.hpp"
 
+#include <algorithm>
+
+#include "collectives/tree.hpp"
 #include "common/error.hpp"
+#include "progress/comm_info.hpp"
 #include "progress/engine.hpp"
 
 namespace mpipcl::collectives {
@@ -138,34 +142,100 @@ void BlockCollective::build(const CollArgs& a)
     }
     const MPI_Datatype rtype = n.in.empty() ? MPI_DATATYPE_NULL : own(recv_.datatype);
     const MPI_Datatype stype = in_place ? rtype : own(send_.datatype);
-    const void* sendbuf = in_place ? block(a.recvbuf, recv_, rank_) : a.sendbuf;
     ready_per_block_ = send_.partitions;
-    // gather and allgather send one block, to one rank or to every rank.
-    const bool one_block = kind_ == CollKind::Gather || kind_ == CollKind::Allgather;
-    sends_.resize(one_block ? 1 : n.out.size());
-    for (std::size_t j = 0; j < n.out.size(); ++j) {
-        const int peer = n.out[j];
-        if (peer == MPI_PROC_NULL || (in_place && peer == rank_)) {
-            continue;
+    if (kind_ == CollKind::Allgather) {
+        build_allgather(a, stype, rtype);
+    } else {
+        // gather sends one block, to the root; alltoall and the neighbour call one per peer.
+        sends_.resize(kind_ == CollKind::Gather ? 1 : n.out.size());
+        for (std::size_t j = 0; j < n.out.size(); ++j) {
+            const int peer = n.out[j];
+            if (peer == MPI_PROC_NULL || (in_place && peer == rank_)) {
+                continue;
+            }
+            const int b = kind_ == CollKind::Gather ? 0 : static_cast<int>(j);
+            sends_[static_cast<std::size_t>(b)].push_back(
+                add_transfer(Kind::Send, block(a.sendbuf, send_, b), peer, kBlockTag - n.out_tag[j],
+                             send_, stype));
         }
-        const int b = one_block ? 0 : static_cast<int>(j);
-        sends_[static_cast<std::size_t>(b)].push_back(add_transfer(
-            Kind::Send, block(sendbuf, send_, b), peer, kBlockTag - n.out_tag[j], send_, stype));
-    }
-    recvs_.resize(n.in.size());
-    for (std::size_t i = 0; i < n.in.size(); ++i) {
-        const int peer = n.in[i];
-        if (peer == MPI_PROC_NULL || static_cast<int>(i) == own_block_) {
-            continue;
+        recvs_.resize(n.in.size());
+        for (std::size_t i = 0; i < n.in.size(); ++i) {
+            const int peer = n.in[i];
+            if (peer == MPI_PROC_NULL || static_cast<int>(i) == own_block_) {
+                continue;
+            }
+            recvs_[i] = add_transfer(Kind::Recv, block(a.recvbuf, recv_, static_cast<int>(i)), peer,
+                                     kBlockTag - n.in_tag[i], recv_, rtype);
         }
-        recvs_[i] = add_transfer(Kind::Recv, block(a.recvbuf, recv_, static_cast<int>(i)), peer,
-                                 kBlockTag - n.in_tag[i], recv_, rtype);
     }
     ready_parts_ = static_cast<int>(sends_.size()) * ready_per_block_;
     arrived_parts_ = static_cast<int>(recvs_.size()) * recv_.partitions;
     queued_.reset(new std::atomic<bool>[sends_.size() + 1]);
     for (std::size_t b = 0; b <= sends_.size(); ++b) {
         queued_[b].store(false, std::memory_order_relaxed);
+    }
+}
+
+void BlockCollective::build_allgather(const CollArgs& a, MPI_Datatype stype, MPI_Datatype rtype)
+{
+    const std::vector<int> nodes = progress::nodes_of(a.comm);
+    const bool in_place = own_block_ >= 0;
+    const void* own = in_place ? block(a.recvbuf, recv_, rank_) : a.sendbuf;
+    sends_.resize(1);
+    recvs_.resize(static_cast<std::size_t>(size_));
+    if (!in_place) {  // the own block into recvbuf: a transfer to itself
+        sends_[0].push_back(add_transfer(Kind::Send, own, rank_, kBlockTag - rank_, send_, stype));
+    }
+    for (int r = 0; r < size_; ++r) {
+        // Block r's tag keeps the blocks of different origins apart between two ranks.
+        const TreeLinks tree = node_tree(rank_, r, nodes, Inside::Flat);
+        const int tag = kBlockTag - r;
+        const char* buf = block(a.recvbuf, recv_, r);
+        if (r == rank_ && !in_place) {
+            recvs_[static_cast<std::size_t>(r)] =
+                add_transfer(Kind::Recv, buf, rank_, tag, recv_, rtype);
+        } else if (r != rank_) {
+            recvs_[static_cast<std::size_t>(r)] =
+                add_transfer(Kind::Recv, buf, tree.parent, tag, recv_, rtype);
+        }
+        Forward f;
+        f.from = r == rank_ ? nullptr : recvs_[static_cast<std::size_t>(r)];
+        for (const int c : tree.children) {
+            const TransferPtr t = r == rank_ ? add_transfer(Kind::Send, own, c, tag, send_, stype)
+                                             : add_transfer(Kind::Send, buf, c, tag, recv_, rtype);
+            (r == rank_ ? sends_[0] : f.to).push_back(t);
+        }
+        if (!f.to.empty()) {
+            f.done.assign(static_cast<std::size_t>(recv_.partitions), 0);
+            forwards_.push_back(std::move(f));
+        }
+    }
+}
+
+int BlockCollective::steps() const noexcept
+{
+    return static_cast<int>(forwards_.size()) * recv_.partitions;
+}
+
+void BlockCollective::reset_round() noexcept
+{
+    for (Forward& f : forwards_) {
+        std::fill(f.done.begin(), f.done.end(), 0);
+    }
+}
+
+void BlockCollective::advance_steps_locked() noexcept
+{
+    for (Forward& f : forwards_) {
+        for (int p = 0; p < recv_.partitions; ++p) {
+            if (f.done[static_cast<std::size_t>(p)] == 0 && f.from->arrived(p)) {
+                for (const TransferPtr& t : f.to) {
+                    mark_locked(*t, p);
+                }
+                f.done[static_cast<std::size_t>(p)] = 1;
+                pending_.fetch_sub(1, std::memory_order_release);
+            }
+        }
     }
 }
 

@@ -37,10 +37,17 @@ class BlockCollective final : public Collective {
     void on_ready(int p, bool* queued) noexcept override;
     void flush_sends() noexcept override;
     bool part_arrived(int q) const noexcept override;
+    int steps() const noexcept override;
+    void reset_round() noexcept override;
+    void advance_steps_locked() noexcept override;
 
     /// The peers of each send and receive block (MPI_PROC_NULL: none) and their tag indices.
     Neighbours peers(const CollArgs& a) const;
     void build(const CollArgs& a);
+    /// An allgather: one bcast of every rank's block along the tree that follows the nodes
+    /// (node_tree, Inside::Flat), so a block crosses each node boundary once; an interior rank
+    /// forwards each partition of a block as soon as it arrived.
+    void build_allgather(const CollArgs& a, MPI_Datatype stype, MPI_Datatype rtype);
     /// Block @p b of @p buf laid out as @p s.
     static const char* block(const void* buf, const Side& s, int b) noexcept;
 
@@ -56,6 +63,13 @@ class BlockCollective final : public Collective {
     std::vector<TransferPtr> recvs_;
     /// Per send block: a Pready queued MPI work on its transfers that no flush issued yet.
     std::unique_ptr<std::atomic<bool>[]> queued_;
+    /// An allgather's interior rank: a block it receives and passes on to its children.
+    struct Forward {
+        TransferPtr from;
+        std::vector<TransferPtr> to;
+        std::vector<char> done;  ///< engine lock: partition forwarded this round
+    };
+    std::vector<Forward> forwards_;
 };
 
 }  // namespace mpipcl::collectives
