@@ -27,6 +27,7 @@ typedef struct {
     int indeg, outdeg;
     int src[MAX_DEG];     /* receive block i comes from src[i] (or MPI_PROC_NULL) */
     int src_blk[MAX_DEG]; /* ... as that rank's send block src_blk[i] */
+    int graph;            /* a distributed graph (else cartesian) */
 } Topo;
 
 /* Cartesian: per dimension the lower, then the upper neighbour; what comes from the lower
@@ -61,6 +62,7 @@ static void topo_graph(Topo* t)
     TU_MPI(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 3, src, w, 3, dst, w, MPI_INFO_NULL, 0,
                                           &t->comm));
     t->indeg = t->outdeg = 3;
+    t->graph = 1;
     int in = 0, out = 0, weighted = 0;
     TU_MPI(MPI_Dist_graph_neighbors_count(t->comm, &in, &out, &weighted));
     TU_CHECK(in == 3 && out == 3);
@@ -109,7 +111,19 @@ static void prepare(const Topo* t, const PcbShape* s, int* send, PcbReq* r, int 
     }
 }
 
-/* MPI_Neighbor_alltoall of the same send buffer gives what the partitioned one gave. */
+/* Receive block @p i comes over a repeated edge of a graph (its source sends here twice). */
+static int repeated(const Topo* t, int i)
+{
+    int times = 0;
+    for (int j = 0; j < t->indeg; ++j) {
+        times += t->src[j] == t->src[i];
+    }
+    return t->graph && times > 1;
+}
+
+/* MPI_Neighbor_alltoall of the same send buffer gives what the partitioned one gave, block by
+ * block, except over repeated graph edges: how those pair is the MPI's choice (MPICH 4.0 pairs
+ * them the other way round), and the pattern checks mpipcl's order there. */
 static void compare_with_mpi(const Topo* t, const PcbShape* s, const int* send, const PcbReq* r,
                              int round)
 {
@@ -117,7 +131,13 @@ static void compare_with_mpi(const Topo* t, const PcbShape* s, const int* send, 
     char* ref = pcb_alloc_recv(s, t->indeg, &bytes);
     TU_MPI(
         MPI_Neighbor_alltoall(send, s->block_ints, MPI_INT, ref, s->rp * s->rc, s->rtype, t->comm));
-    pcb_same(r->recv, ref, bytes, 0, "neighbor: against MPI_Neighbor_alltoall", round);
+    for (int i = 0; i < t->indeg; ++i) {
+        const size_t at = (size_t)i * s->rblock;
+        if (!repeated(t, i)) {
+            pcb_same(r->recv + at, ref + at, s->rblock, at,
+                     "neighbor: against MPI_Neighbor_alltoall", round);
+        }
+    }
     free(ref);
 }
 
