@@ -11,10 +11,23 @@ void pcoll_reduce_case(int argc, char** argv, int level);
 void pcoll_early_case(int argc, char** argv, int level);
 void pcoll_mismatch_case(int argc, char** argv, int level);
 
+/* One case of a case-list program: @p args are its words (args[0] its name), @p prog the
+ * program's name, @p level the thread level MPI gave. */
+typedef void (*pcoll_case_runner)(char** args, int n, char* prog, int level);
+
+/* The main of a case-list program: tu_init, then each case of argv ("+" between them) through
+ * @p run, announced on rank 0 with its time, the watchdog re-armed before it; tu_finish. */
+int pcoll_run_cases(int argc, char** argv, pcoll_case_runner run);
+
 /* Polls MPI_Parrived on every partition of @p req until all arrived (the watchdog's deadline
  * bounds it; @p what names the wait in its failure); calls @p check(p, ctx) once per partition,
  * when it is first seen. */
 void pcoll_poll_arrivals(MPI_Request req, int parts, void (*check)(int p, void* ctx), void* ctx,
                          const char* what);
+
+/* One round of a collective that must fail: MPI_Start, partitions 0 .. nmark-1 marked (their
+ * errors ignored), a bounded wait that must return an error (@p what names it), then
+ * MPI_Request_free. Returns the error's class. */
+int pcoll_failed_round(MPI_Request* req, int nmark, const char* what);
 
 #endif

@@ -74,18 +74,8 @@ static void one(enum What w, MPI_Comm comm, int* send, int* recv)
     MPI_Request req = MPI_REQUEST_NULL;
     int contrib = 0;
     init(w, comm, send, recv, &req, &contrib);
-    TU_MPI(MPI_Start(&req));
-    if (contrib) {
-        /* The round may have failed already: marking is allowed all the same. */
-        MPI_Pready_range(0, PARTS - 1, req);
-    }
-    const int rc = tu_wait(&req, MPI_STATUS_IGNORE, g_names[w]);
-    int cls = MPI_SUCCESS;
-    MPI_Error_class(rc, &cls);
-    TU_CHECK_MSG(rc != MPI_SUCCESS && expected(w, cls),
-                 "%s differs: the wait returned class %d (code %d)", g_names[w], cls, rc);
-    TU_MPI(MPI_Request_free(&req));
-    TU_CHECK(req == MPI_REQUEST_NULL);
+    const int cls = pcoll_failed_round(&req, contrib ? PARTS : 0, g_names[w]);
+    TU_CHECK_MSG(expected(w, cls), "%s differs: the wait returned class %d", g_names[w], cls);
 }
 
 /* A matching allreduce after the failed ones: the communicator still works. */
