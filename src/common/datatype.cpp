@@ -1,37 +1,176 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Decodes a datatype into byte blocks with MPI_Type_get_envelope/contents (recursively), and
-// builds the equivalent byte datatype used in MPI_Put.
-#include "rma/flatten.hpp"
+// Datatype inspection: TypeContents (the one reader of MPI_Type_get_envelope/contents and the
+// one rule for freeing the handles get_contents returns), byte-block lists and the type-map
+// combinators, and the flattening of a datatype into them.
+#include "common/datatype.hpp"
 
+#include <algorithm>
 #include <climits>
 
 #include "common/error.hpp"
 
-namespace mpipcl::rma {
+namespace mpipcl {
+
+bool BlockList::add(std::int64_t disp, std::int64_t len)
+{
+    if (overflow_) {
+        return false;
+    }
+    if (len <= 0) {
+        return true;
+    }
+    if (!blocks_.empty() && blocks_.back().disp + blocks_.back().len == disp) {
+        blocks_.back().len += len;
+    } else if (blocks_.size() == cap_) {
+        overflow_ = true;
+        return false;
+    } else {
+        blocks_.push_back({disp, len});
+    }
+    bytes_ += len;
+    return true;
+}
+
+bool BlockList::append(const BlockList& child, std::int64_t offset)
+{
+    for (const Block& b : child.blocks()) {
+        if (!add(b.disp + offset, b.len)) {
+            return false;
+        }
+    }
+    return !overflow_;
+}
+
+bool BlockList::append_run(const BlockList& child, std::int64_t child_extent, std::int64_t offset,
+                           std::int64_t n)
+{
+    if (n <= 0 || child.blocks().empty()) {
+        return !overflow_;
+    }
+    const auto& cb = child.blocks();
+    if (cb.size() == 1 && cb[0].len == child_extent) {
+        // A gap-free child: the run is one block, however long.
+        return add(cb[0].disp + offset, n * child_extent);
+    }
+    for (std::int64_t i = 0; i < n; ++i) {
+        if (!append(child, offset + i * child_extent)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool append_subarray(BlockList& out, const BlockList& child, std::int64_t child_extent,
+                     const std::vector<std::int64_t>& sizes,
+                     const std::vector<std::int64_t>& subsizes,
+                     const std::vector<std::int64_t>& starts, bool c_order)
+{
+    const std::size_t nd = sizes.size();
+    if (nd == 0 || subsizes.size() != nd || starts.size() != nd) {
+        return false;
+    }
+    // Work in C order: dimension nd-1 varies fastest.
+    std::vector<std::int64_t> sz(sizes), sub(subsizes), st(starts);
+    if (!c_order) {
+        std::reverse(sz.begin(), sz.end());
+        std::reverse(sub.begin(), sub.end());
+        std::reverse(st.begin(), st.end());
+    }
+    for (std::size_t d = 0; d < nd; ++d) {
+        if (sub[d] <= 0) {
+            return !out.overflow();
+        }
+    }
+    // stride[d]: elements between consecutive indices of dimension d.
+    std::vector<std::int64_t> stride(nd, 1);
+    for (std::size_t d = nd - 1; d > 0; --d) {
+        stride[d - 1] = stride[d] * sz[d];
+    }
+    std::vector<std::int64_t> idx(nd, 0);  // odometer over the outer nd-1 dimensions
+    for (;;) {
+        std::int64_t first = 0;
+        for (std::size_t d = 0; d < nd; ++d) {
+            first += (st[d] + idx[d]) * stride[d];
+        }
+        if (!out.append_run(child, child_extent, first * child_extent, sub[nd - 1])) {
+            return false;
+        }
+        std::size_t d = nd - 1;
+        for (;;) {
+            if (d == 0) {
+                return true;
+            }
+            --d;
+            if (++idx[d] < sub[d]) {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
 
 namespace {
 
-bool is_named(MPI_Datatype t)
+/// Whether @p comb is the combiner of a predefined type: a named one, or one that
+/// MPI_Type_create_f90_* returned. MPI forbids freeing those (Open MPI refuses with
+/// MPI_ERR_TYPE, which the default error handler makes fatal).
+bool predefined(int comb)
 {
-    int ni = 0;
-    int na = 0;
-    int nd = 0;
-    int comb = 0;
-    return PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb) == MPI_SUCCESS &&
-           comb == MPI_COMBINER_NAMED;
+    return comb == MPI_COMBINER_NAMED || comb == MPI_COMBINER_F90_REAL ||
+           comb == MPI_COMBINER_F90_COMPLEX || comb == MPI_COMBINER_F90_INTEGER;
 }
 
-/// Frees the derived datatypes MPI_Type_get_contents handed out (predefined ones stay).
-struct ContentTypes {
-    std::vector<MPI_Datatype> types;
-    ~ContentTypes()
+/// One datatype as MPI_Type_get_envelope (read) and MPI_Type_get_contents (contents) describe
+/// it. It owns the datatype handles get_contents returned and frees them with itself, all but
+/// the predefined ones: the library's one rule for content types.
+class TypeContents {
+   public:
+    TypeContents() = default;
+    TypeContents(const TypeContents&) = delete;
+    TypeContents& operator=(const TypeContents&) = delete;
+    ~TypeContents()
     {
         for (MPI_Datatype& t : types) {
-            if (t != MPI_DATATYPE_NULL && !is_named(t)) {
+            int n = 0;
+            int comb = MPI_COMBINER_NAMED;
+            if (t != MPI_DATATYPE_NULL &&
+                PMPI_Type_get_envelope(t, &n, &n, &n, &comb) == MPI_SUCCESS && !predefined(comb)) {
                 PMPI_Type_free(&t);
             }
         }
     }
+
+    /// Reads the envelope of @p type: combiner and the content counts. False if the call fails.
+    bool read(MPI_Datatype type)
+    {
+        type_ = type;
+        return PMPI_Type_get_envelope(type, &ni_, &na_, &nd_, &combiner) == MPI_SUCCESS;
+    }
+    /// After read() of a type that is not named: reads ints, addrs and types. False if the
+    /// call fails (then no handle is held).
+    bool contents()
+    {
+        ints.assign(static_cast<std::size_t>(ni_), 0);
+        addrs.assign(static_cast<std::size_t>(na_), 0);
+        types.assign(static_cast<std::size_t>(nd_), MPI_DATATYPE_NULL);
+        if (PMPI_Type_get_contents(type_, ni_, na_, nd_, ints.data(), addrs.data(), types.data()) !=
+            MPI_SUCCESS) {
+            types.clear();
+            return false;
+        }
+        return true;
+    }
+
+    int combiner = MPI_COMBINER_NAMED;
+    std::vector<int> ints;
+    std::vector<MPI_Aint> addrs;
+    std::vector<MPI_Datatype> types;
+
+   private:
+    MPI_Datatype type_ = MPI_DATATYPE_NULL;
+    int ni_ = 0;
+    int na_ = 0;
+    int nd_ = 0;
 };
 
 bool extent_of(MPI_Datatype t, std::int64_t* extent)
@@ -133,42 +272,33 @@ bool decode_derived(int comb, const std::vector<int>& ints, const std::vector<MP
 
 bool decode(MPI_Datatype t, BlockList& out)
 {
-    int ni = 0;
-    int na = 0;
-    int nd = 0;
-    int comb = 0;
-    if (PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb) != MPI_SUCCESS) {
+    TypeContents c;
+    if (!c.read(t)) {
         return false;
     }
-    if (comb == MPI_COMBINER_NAMED || comb == MPI_COMBINER_F90_REAL ||
-        comb == MPI_COMBINER_F90_COMPLEX || comb == MPI_COMBINER_F90_INTEGER) {
+    if (predefined(c.combiner)) {
         return decode_basic(t, out);
     }
-    std::vector<int> ints(ni);
-    std::vector<MPI_Aint> addrs(na);
-    ContentTypes ct;
-    ct.types.assign(nd, MPI_DATATYPE_NULL);
-    if (PMPI_Type_get_contents(t, ni, na, nd, ints.data(), addrs.data(), ct.types.data()) !=
-        MPI_SUCCESS) {
+    if (!c.contents()) {
         return false;
     }
     const std::size_t cap = out.cap();
-    if (comb == MPI_COMBINER_STRUCT) {
-        const int count = ints[0];
+    if (c.combiner == MPI_COMBINER_STRUCT) {
+        const int count = c.ints[0];
         for (int i = 0; i < count; ++i) {
-            Child c(cap);
-            if (!decode_child(ct.types[i], &c) ||
-                !out.append_run(c.blocks, c.extent, addrs[i], ints[1 + i])) {
+            Child ch(cap);
+            if (!decode_child(c.types[i], &ch) ||
+                !out.append_run(ch.blocks, ch.extent, c.addrs[i], c.ints[1 + i])) {
                 return false;
             }
         }
         return true;
     }
-    if (nd != 1) {
+    if (c.types.size() != 1) {
         return false;
     }
-    Child c(cap);
-    return decode_child(ct.types[0], &c) && decode_derived(comb, ints, addrs, c, out);
+    Child ch(cap);
+    return decode_child(c.types[0], &ch) && decode_derived(c.combiner, c.ints, c.addrs, ch, out);
 }
 
 }  // namespace
@@ -227,9 +357,9 @@ MPI_Datatype byte_datatype(const Flat& flat)
     MPIPCL_CHECK_MPI(rc);
     if (const int c = PMPI_Type_commit(&t); c != MPI_SUCCESS) {
         PMPI_Type_free(&t);
-        throw Error(c, "PMPI_Type_commit of the RMA byte datatype failed");
+        throw Error(c, "PMPI_Type_commit of the byte datatype failed");
     }
     return t;
 }
 
-}  // namespace mpipcl::rma
+}  // namespace mpipcl
