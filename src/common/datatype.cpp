@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Datatype inspection: TypeContents (the one reader of MPI_Type_get_envelope/contents and the
 // one rule for freeing the handles get_contents returns), byte-block lists and the type-map
-// combinators, and the flattening of a datatype into them.
+// combinators, the flattening of a datatype into them, own_type and dense_type.
 #include "common/datatype.hpp"
 
 #include <algorithm>
@@ -110,6 +110,9 @@ bool append_subarray(BlockList& out, const BlockList& child, std::int64_t child_
 }
 
 namespace {
+
+/// Deepest nesting of derived types the walks below follow; a deeper type answers false.
+constexpr int kMaxTypeDepth = 64;
 
 /// Whether @p comb is the combiner of a predefined type: a named one, or one that
 /// MPI_Type_create_f90_* returned. MPI forbids freeing those (Open MPI refuses with
@@ -360,6 +363,63 @@ MPI_Datatype byte_datatype(const Flat& flat)
         throw Error(c, "PMPI_Type_commit of the byte datatype failed");
     }
     return t;
+}
+
+MPI_Datatype own_type(MPI_Datatype type, MPI_Comm probe_comm, bool* owned)
+{
+    int ni = 0;
+    int na = 0;
+    int nd = 0;
+    int combiner = MPI_COMBINER_NAMED;
+    if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) {
+        throw Error(ErrId::BadType, "invalid datatype");
+    }
+    *owned = combiner != MPI_COMBINER_NAMED;
+    if (!*owned) {
+        return type;
+    }
+    // MPI has no "is committed" query; a persistent send of one element to MPI_PROC_NULL on
+    // probe_comm (MPI_ERRORS_RETURN) refuses an uncommitted type on Open MPI and MPICH alike
+    // (Open MPI's MPI_Pack_size would crash instead). Init paths only.
+    // (A non-null buffer: both MPIs refuse NULL with count 1 even though nothing is read.)
+    static char dummy[1];
+    MPI_Request probe = MPI_REQUEST_NULL;
+    if (PMPI_Send_init(dummy, 1, type, MPI_PROC_NULL, 0, probe_comm, &probe) != MPI_SUCCESS) {
+        throw Error(ErrId::BadType, "the datatype is not committed");
+    }
+    PMPI_Request_free(&probe);
+    MPI_Datatype dup = MPI_DATATYPE_NULL;
+    MPIPCL_CHECK_MPI(PMPI_Type_dup(type, &dup));
+    return dup;
+}
+
+namespace {
+/// @p t is named, or a duplicate or contiguous run of a type that is (at nesting @p depth).
+bool dense_chain(MPI_Datatype t, int depth)
+{
+    TypeContents c;
+    if (!c.read(t)) {
+        return false;
+    }
+    if (c.combiner == MPI_COMBINER_NAMED) {
+        return true;
+    }
+    const bool chain = c.combiner == MPI_COMBINER_DUP || c.combiner == MPI_COMBINER_CONTIGUOUS;
+    return chain && depth <= kMaxTypeDepth && c.contents() && c.types.size() == 1 &&
+           dense_chain(c.types[0], depth + 1);
+}
+}  // namespace
+
+bool dense_type(MPI_Datatype type)
+{
+    MPI_Count size = 0;
+    MPI_Count lb = 0;
+    MPI_Count extent = 0;
+    if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS ||
+        PMPI_Type_get_extent_x(type, &lb, &extent) != MPI_SUCCESS || lb != 0 || extent != size) {
+        return false;
+    }
+    return dense_chain(type, 0);
 }
 
 }  // namespace mpipcl

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Datatype inspection, the one place that reads datatypes with MPI_Type_get_envelope/contents:
-// the flattening of one element into byte blocks and the equivalent byte datatype
+// the library's own handle on a user's type (own_type), whether a type is dense (dense_type),
+// and the flattening of one element into byte blocks with the equivalent byte datatype
 // (flatten_type, byte_datatype; the RMA backend Puts with those). Every datatype handle
 // MPI_Type_get_contents returns is freed by one rule, in datatype.cpp: all but the predefined
 // ones (named, and the MPI_Type_create_f90_* types, which MPI forbids to free).
@@ -13,6 +14,18 @@
 #include <vector>
 
 namespace mpipcl {
+
+/// The library's own handle on @p type: a duplicate for derived types (the user may free
+/// theirs right after init), the type itself for named ones. *owned says which. A derived type
+/// must be committed: MPI has no query for that, so a persistent send of one element to
+/// MPI_PROC_NULL on @p probe_comm (which must have MPI_ERRORS_RETURN) probes it. Init paths
+/// only. Throws Error (BadType for an invalid or uncommitted type).
+MPI_Datatype own_type(MPI_Datatype type, MPI_Comm probe_comm, bool* owned);
+
+/// Whether @p type is dense: lower bound 0, extent == size, and a named type or a chain of
+/// duplicates and contiguous runs of one, so its bytes lie in type-signature order. Any other
+/// constructor, or a chain deeper than 64, answers false.
+bool dense_type(MPI_Datatype type);
 
 /// One byte block of a flattened datatype.
 struct Block {
