@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Datatype inspection: TypeContents (the one reader of MPI_Type_get_envelope/contents and the
 // one rule for freeing the handles get_contents returns), byte-block lists and the type-map
-// combinators, the flattening of a datatype into them, own_type and dense_type.
+// combinators, the flattening of a datatype into them, own_type, dense_type and every_named_type.
 #include "common/datatype.hpp"
 
 #include <algorithm>
@@ -420,6 +420,33 @@ bool dense_type(MPI_Datatype type)
         return false;
     }
     return dense_chain(type, 0);
+}
+
+namespace {
+bool every_named_type_at(MPI_Datatype t, const std::function<bool(MPI_Datatype)>& pred, int depth)
+{
+    TypeContents c;
+    if (!c.read(t)) {
+        return false;
+    }
+    if (c.combiner == MPI_COMBINER_NAMED) {
+        return pred(t);
+    }
+    if (depth > kMaxTypeDepth || !c.contents()) {
+        return false;
+    }
+    for (const MPI_Datatype d : c.types) {
+        if (!every_named_type_at(d, pred, depth + 1)) {
+            return false;
+        }
+    }
+    return true;
+}
+}  // namespace
+
+bool every_named_type(MPI_Datatype type, const std::function<bool(MPI_Datatype)>& pred)
+{
+    return every_named_type_at(type, pred, 0);
 }
 
 }  // namespace mpipcl

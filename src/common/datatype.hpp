@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Datatype inspection, the one place that reads datatypes with MPI_Type_get_envelope/contents:
 // the library's own handle on a user's type (own_type), whether a type is dense (dense_type),
-// and the flattening of one element into byte blocks with the equivalent byte datatype
+// a walk over the named types a derived type is built from (every_named_type), and the
+// flattening of one element into byte blocks with the equivalent byte datatype
 // (flatten_type, byte_datatype; the RMA backend Puts with those). Every datatype handle
 // MPI_Type_get_contents returns is freed by one rule, in datatype.cpp: all but the predefined
 // ones (named, and the MPI_Type_create_f90_* types, which MPI forbids to free).
@@ -11,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace mpipcl {
@@ -26,6 +28,12 @@ MPI_Datatype own_type(MPI_Datatype type, MPI_Comm probe_comm, bool* owned);
 /// duplicates and contiguous runs of one, so its bytes lie in type-signature order. Any other
 /// constructor, or a chain deeper than 64, answers false.
 bool dense_type(MPI_Datatype type);
+
+/// Whether @p pred holds for every named type @p type is built from (@p type itself if it is
+/// named; a predefined pair type such as MPI_DOUBLE_INT counts as a whole), over every content
+/// type of every constructor. An F90 type (MPI_Type_create_f90_*) holds no named type. False if
+/// a call fails or the nesting is deeper than 64.
+bool every_named_type(MPI_Datatype type, const std::function<bool(MPI_Datatype)>& pred);
 
 /// One byte block of a flattened datatype.
 struct Block {
