@@ -4,8 +4,8 @@
 #include "collectives/ops.hpp"
 
 #include <initializer_list>
-#include <vector>
 
+#include "common/datatype.hpp"
 #include "common/error.hpp"
 
 namespace mpipcl::collectives {
@@ -106,41 +106,9 @@ unsigned groups_of_op(int n)
 }
 
 /// Every named type @p t is built from is in @p groups (a pair type counts as a whole).
-bool built_from(MPI_Datatype t, unsigned groups, int depth)
+bool built_from(MPI_Datatype t, unsigned groups, int /*depth: every_named_type's own*/)
 {
-    int ni = 0;
-    int na = 0;
-    int nd = 0;
-    int combiner = MPI_COMBINER_NAMED;
-    if (PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS) {
-        return false;
-    }
-    if (combiner == MPI_COMBINER_NAMED) {
-        return (group_of(t) & groups) != 0;
-    }
-    if (depth > 64) {
-        return false;
-    }
-    std::vector<int> ints(static_cast<std::size_t>(ni));
-    std::vector<MPI_Aint> addrs(static_cast<std::size_t>(na));
-    std::vector<MPI_Datatype> types(static_cast<std::size_t>(nd));
-    if (PMPI_Type_get_contents(t, ni, na, nd, ints.data(), addrs.data(), types.data()) !=
-        MPI_SUCCESS) {
-        return false;
-    }
-    bool ok = true;
-    for (MPI_Datatype& d : types) {
-        ok = ok && built_from(d, groups, depth + 1);
-        int dni = 0;
-        int dna = 0;
-        int dnd = 0;
-        int dc = MPI_COMBINER_NAMED;
-        if (PMPI_Type_get_envelope(d, &dni, &dna, &dnd, &dc) == MPI_SUCCESS &&
-            dc != MPI_COMBINER_NAMED) {
-            PMPI_Type_free(&d);
-        }
-    }
-    return ok;
+    return every_named_type(t, [groups](MPI_Datatype d) { return (group_of(d) & groups) != 0; });
 }
 }  // namespace
 

@@ -36,8 +36,9 @@ struct TransferArgs {
     RequestOptions options{};
 };
 
-/// The library's own handle on @p type: a duplicate for derived types (the user may free
-/// theirs right after init), the type itself for named ones. *owned says which. Throws Error.
+/// mpipcl::own_type (common/datatype.hpp) with the engine's private communicator for the
+/// commit probe: the library's own handle on @p type (a duplicate for a derived type, *owned
+/// then true; the type itself for a named one). Throws Error.
 MPI_Datatype own_type(MPI_Datatype type, bool* owned);
 /// The endpoint of @p args (datatype as given) on the communicator keyed @p comm_key (0: the
 /// key of args.comm; none for MPI_PROC_NULL).

@@ -10,9 +10,9 @@
 
 #include "common/backoff.hpp"
 #include "common/config.hpp"
+#include "common/datatype.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
-#include "rma/flatten.hpp"
 #include "rma/rma.hpp"
 
 namespace mpipcl::rma {

@@ -1,67 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Pure datatype-flattening combinators of the RMA backend: one element of a datatype as
-// (displacement, length) byte blocks in type-map order (the MPI decoder is in flatten.hpp).
+// The RMA backend's view of a flattened datatype (common/datatype.hpp decodes it): the layout
+// as the sender addresses the receiver's buffer.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
-#include <vector>
+#include "common/datatype.hpp"
 
 namespace mpipcl::rma {
-
-struct Block {
-    std::int64_t disp;  ///< byte displacement from the element's start address
-    std::int64_t len;   ///< bytes
-    bool operator==(const Block& o) const { return disp == o.disp && len == o.len; }
-};
-
-/// Blocks in type-map order; a block that starts where the previous one ends is merged into
-/// it. Holds at most @p cap blocks: one more sets overflow() and the list stops growing.
-class BlockList {
-   public:
-    explicit BlockList(std::size_t cap) : cap_(cap) {}
-
-    /// Appends [disp, disp+len); zero-length blocks are dropped. False once overflowed.
-    bool add(std::int64_t disp, std::int64_t len);
-    /// Appends every block of @p child shifted by @p offset.
-    bool append(const BlockList& child, std::int64_t offset);
-    /// Appends @p n consecutive copies of @p child (extent @p child_extent) from @p offset.
-    bool append_run(const BlockList& child, std::int64_t child_extent, std::int64_t offset,
-                    std::int64_t n);
-
-    const std::vector<Block>& blocks() const { return blocks_; }
-    std::size_t cap() const { return cap_; }
-    bool overflow() const { return overflow_; }
-    /// Sum of the block lengths.
-    std::int64_t bytes() const { return bytes_; }
-
-   private:
-    std::size_t cap_;
-    bool overflow_ = false;
-    std::int64_t bytes_ = 0;
-    std::vector<Block> blocks_;
-};
-
-/// MPI_Type_create_subarray's type map: the @p subsizes box at @p starts of an array of
-/// @p sizes elements of @p child (extent @p child_extent); @p c_order: C order (last
-/// dimension fastest) if true, else Fortran order.
-bool append_subarray(BlockList& out, const BlockList& child, std::int64_t child_extent,
-                     const std::vector<std::int64_t>& sizes,
-                     const std::vector<std::int64_t>& subsizes,
-                     const std::vector<std::int64_t>& starts, bool c_order);
-
-/// One element of a datatype in bytes.
-struct Flat {
-    std::vector<Block> blocks;
-    std::int64_t size = 0;  ///< MPI_Type_size
-    std::int64_t lb = 0;    ///< MPI_Type_get_extent
-    std::int64_t extent = 0;
-    std::int64_t true_lb = 0;  ///< MPI_Type_get_true_extent
-    std::int64_t true_extent = 0;
-
-    /// Consecutive elements form one gap-free byte run (element i starts at true_lb + i*extent).
-    bool contiguous() const { return size == 0 || (blocks.size() == 1 && blocks[0].len == extent); }
-};
 
 /// The layout as the sender addresses the receiver: from the element's first touched byte, not
 /// from its lb. Returns @p f with every block moved down by f.true_lb and lb = true_lb = 0

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Derived datatypes (vector, indexed, struct, resized) and different datatypes on the two sides
- * with equal type signatures; holes in the receive datatype stay untouched. */
+/* Derived datatypes (vector, indexed, struct, resized, and types of an F90 real) and different
+ * datatypes on the two sides with equal type signatures; holes in the receive datatype stay
+ * untouched. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,50 @@ static MPI_Datatype commit(MPI_Datatype t)
     return t;
 }
 
+/* The op check of a reduction's init walks @p type down to its named types (a contiguous run of
+ * an F90 real holds none) and must not free the F90 real it is handed. Open MPI and MPICH both
+ * refuse MPI_SUM on a derived type of an F90 real when they reduce, so the request is only
+ * initialised and freed; the init may accept it or refuse it with MPI_ERR_OP. */
+static void f90_reduction_init(MPI_Datatype type)
+{
+    enum { PARTS = 4, N = 2 * PARTS };
+    float send[N] = {0}, recv[N];
+    MPI_Comm comm;
+    TU_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
+    TU_MPI(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
+    MPI_Request req = MPI_REQUEST_NULL;
+    const int rc =
+        MPIX_Pallreduce_init(send, recv, PARTS, 1, type, MPI_SUM, comm, MPI_INFO_NULL, &req);
+    int cls = MPI_SUCCESS;
+    MPI_Error_class(rc, &cls);
+    TU_CHECK_MSG(cls == MPI_SUCCESS || cls == MPI_ERR_OP, "f90 allreduce init: class %d", cls);
+    if (rc == MPI_SUCCESS) {
+        TU_MPI(MPI_Request_free(&req));
+    }
+    TU_MPI(MPI_Comm_free(&comm));
+}
+
+/* Types built from an MPI_Type_create_f90_real type: predefined without being named, so MPI
+ * forbids freeing it, also as a handle MPI_Type_get_contents returns (Open MPI refuses, and
+ * the default error handler aborts). The library reads these types (RMA flattening, the op
+ * check of a reduction) and must leave that handle alone. */
+static void f90_cases(void)
+{
+    MPI_Datatype real, rvec, rcontig;
+    int size = 0;
+    if (MPI_Type_create_f90_real(6, MPI_UNDEFINED, &real) != MPI_SUCCESS ||
+        MPI_Type_size(real, &size) != MPI_SUCCESS || size != (int)sizeof(float)) {
+        return; /* no 4-byte F90 real in this MPI: nothing to check */
+    }
+    MPI_Type_vector(4, 2, 3, real, &rvec); /* 8 reals in 11 */
+    MPI_Type_contiguous(2, real, &rcontig);
+    const Case c = {"f90 vector/contiguous", commit(rvec), 2, 2, commit(rcontig), 4, 4};
+    run_case(&c);
+    f90_reduction_init(rcontig);
+    MPI_Type_free(&rvec);
+    MPI_Type_free(&rcontig);
+}
+
 int main(int argc, char** argv)
 {
     tu_init(&argc, &argv, MPI_THREAD_SINGLE, 2);
@@ -108,5 +153,6 @@ int main(int argc, char** argv)
     for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) {
         MPI_Type_free(&all[i]);
     }
+    f90_cases();
     return tu_finish();
 }
