@@ -68,8 +68,11 @@ if [ "${MPIPCL_MH_FINALIZE_HANG_OK:-0}" = 1 ]; then
     # return within 15 s is reported and the launch counts as passed.
     entered="library shut down; entering the MPI's MPI_Finalize"
     while kill -0 "$launch" 2>/dev/null; do
-        if { [ -z "$pass_line" ] || grep -qxF "$pass_line" "$output"; } &&
-            [ "$(grep -cF "$entered" "$output")" -ge "$np" ]; then
+        # Substrings, counted per occurrence: the launcher forwards the ranks' output in
+        # chunks, so another rank's log line can land inside rank 0's pass line, or two
+        # "entered" lines on one.
+        if { [ -z "$pass_line" ] || grep -qF -- "$pass_line" "$output"; } &&
+            [ "$(grep -oF -- "$entered" "$output" | wc -l)" -ge "$np" ]; then
             for _ in $(seq 150); do
                 kill -0 "$launch" 2>/dev/null || break
                 sleep 0.1
