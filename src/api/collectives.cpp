@@ -84,12 +84,8 @@ void check_tree(int partitions, MPI_Count count, MPI_Datatype datatype, MPI_Comm
                 MPI_Info info, const MPI_Request* request, CollArgs* a)
 {
     const int size = check_common(comm, request);
-    if (partitions <= 0) {
-        throw Error(ErrId::BadPartitions, "partitions <= 0");
-    }
-    if (count < 0) {
-        throw Error(ErrId::BadCount, "count < 0");
-    }
+    MPI_Count bytes = 0;
+    a->send = check_side(partitions, count, datatype, &bytes);
     if (a->kind != CollKind::Allreduce && (a->root < 0 || a->root >= size)) {
         throw Error(ErrId::BadRoot, "root out of range");
     }
@@ -99,8 +95,6 @@ void check_tree(int partitions, MPI_Count count, MPI_Datatype datatype, MPI_Comm
     if (a->kind == CollKind::Reduce && a->sendbuf == MPI_IN_PLACE && a->root != rank_of(comm)) {
         throw Error(ErrId::InPlace, "MPI_IN_PLACE is the root's only");
     }
-    MPI_Count bytes = 0;
-    a->send = check_side(partitions, count, datatype, &bytes);
     if (a->kind != CollKind::Bcast) {
         if (const int rc = mpipcl::collectives::check_op(a->op, datatype); rc != MPI_SUCCESS) {
             throw Error(ErrId::BadOp, "the op is not defined on this datatype");

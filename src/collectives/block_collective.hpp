@@ -3,8 +3,9 @@
 // MPIX_Pneighbor_alltoall_init. Every block a rank sends to another (itself included) is one
 // internal partitioned send, every block it receives one internal partitioned receive, so a
 // marked partition leaves at once and each pair of blocks may be cut into different partition
-// counts, with different datatypes, as for point-to-point. No partition waits for a step of
-// the task: the task only carries the first round's check and spreads a failure.
+// counts, with different datatypes, as for point-to-point. Only an allgather across nodes has
+// steps for the task (a leader forwards each arrived partition); otherwise the task only
+// carries the first round's check and spreads a failure.
 #pragma once
 
 #include <mpi.h>
