@@ -255,7 +255,8 @@ render_gbench() {  # $1 = json, $2 = meta
 }
 
 # mpipcl-bench --collective CSVs -> Markdown: per collective one table, size by mode, of the
-# perceived time's median with its ratio to single and to multi.
+# perceived time's median with its ratio to single and to multi, and the ideal ratio to single
+# (CSVs that have it).
 render_coll() {  # $1 = csv, $2 = meta
     awk -v metafile="$2" "$awk_csv"'
     $1 ~ /^collective,/ { n = csvsplit($0, h); for (i = 1; i <= n; i++) col[h[i]] = i; next }
@@ -269,6 +270,7 @@ render_coll() {  # $1 = csv, $2 = meta
         k = c SUBSEP mode SUBSEP size
         perc[k] = f[col["perceived_us_median"]]
         rs[k] = f[col["ratio_to_single"]]; rm[k] = f[col["ratio_to_multi"]]
+        if ("ideal_ratio_to_single" in col) ideal[c, size] = f[col["ideal_ratio_to_single"]]
         params[c] = sprintf("%s ranks, %s partitions (threads per contributing rank), compute %s ms, noise %s %%, %s iterations, %s repeat(s)", \
             f[col["ranks"]], f[col["partitions"]], f[col["compute_ms"]], f[col["noise_pct"]], \
             f[col["iterations"]], f[col["repeats"]])
@@ -282,8 +284,12 @@ render_coll() {  # $1 = csv, $2 = meta
             printf "%s: %s. Perceived time in µs, median (÷ single, ÷ multi):\n\n", c, params[c]
             # The block-wise collectives size one block (docs/benchmarks.md, "Collectives").
             line = c ~ /^(gather|allgather|alltoall|neighbor)$/ ? "| block |" : "| size |"
-            for (j = 1; j <= nm[c]; j++) line = line " " modes[c, j] " |"; print line
-            line = "|---|"; for (j = 1; j <= nm[c]; j++) line = line "---|"; print line
+            for (j = 1; j <= nm[c]; j++) line = line " " modes[c, j] " |"
+            if ((c, sizes[c, 1]) in ideal) line = line " ideal ÷ single |"
+            print line
+            line = "|---|"; for (j = 1; j <= nm[c]; j++) line = line "---|"
+            if ((c, sizes[c, 1]) in ideal) line = line "---|"
+            print line
             for (i = 1; i <= ns[c]; i++) {
                 line = "| " size_label(sizes[c, i]) " |"
                 for (j = 1; j <= nm[c]; j++) {
@@ -294,6 +300,7 @@ render_coll() {  # $1 = csv, $2 = meta
                         v = v sprintf(" (%.2f, %.2f)", rs[k], rm[k])
                     line = line " " v " |"
                 }
+                if ((c, sizes[c, i]) in ideal) line = line sprintf(" %.2f |", ideal[c, sizes[c, i]])
                 print line
             }
             print ""

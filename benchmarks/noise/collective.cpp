@@ -521,6 +521,23 @@ double ratio(const std::vector<CollectivePoint>& points, const CollectivePoint& 
     return NAN;
 }
 
+/// The ideal bound of BENCHMARK.md against single at @p p's size: if the data moved at the
+/// speed of the plain collective after the join (its perceived time t) and everything but the
+/// laggard's partitions moved during the laggard's delay d, a partitioned collective would
+/// take max(t / P, t - d): returns that over t (NaN without single).
+double ideal_ratio(const std::vector<CollectivePoint>& points, const CollectivePoint& p,
+                   const Options& options)
+{
+    for (const auto& q : points) {
+        if (q.bytes == p.bytes && q.mode == Mode::single && !q.perceived.empty()) {
+            const double t = summarize(q.perceived).median;
+            return t > 0 ? std::max(1.0 / options.partitions, 1.0 - options.laggard_delay() / t)
+                         : NAN;
+        }
+    }
+    return NAN;
+}
+
 /// Adds one repeat's @p sample to @p point (with --repeats, its medians), its slowdowns
 /// against @p reference; returns their median. Collective (the CPU's median over the ranks).
 double add_sample(CollectivePoint& point, const RepeatSample& sample, double reference,
@@ -684,16 +701,19 @@ void print_collective_table(std::FILE* out, const Options& options, const RunInf
                  "compute; single = one collective after the join, multi = one "
                  "non-blocking collective per partition;\n# slowdown = the slowest contributor's "
                  "compute phase / the same compute without communication; cpu = process CPU ms "
-                 "per iteration, median over ranks\n");
+                 "per iteration, median over ranks;\n# ideal = max(t / P, t - d) / t for single's "
+                 "time t and the laggard's delay d: the best ratio to single at single's speed\n");
     describe_blocks(out, options.collective, ranks);
-    std::fprintf(out, "%10s  %-16s %14s %28s %10s %10s %9s %8s\n", "size", "mode", "perceived us",
-                 "[p10 .. p90]", "vs single", "vs multi", "slowdown", "cpu ms");
+    std::fprintf(out, "%10s  %-16s %14s %28s %10s %10s %9s %8s %6s\n", "size", "mode",
+                 "perceived us", "[p10 .. p90]", "vs single", "vs multi", "slowdown", "cpu ms",
+                 "ideal");
     for (const auto& p : points) {
         const Stats s = summarize(p.perceived);
-        std::fprintf(out, "%10s  %-16s %14.1f [%11.1f .. %11.1f] %10.2f %10.2f %9.3f %8.2f\n",
+        std::fprintf(out, "%10s  %-16s %14.1f [%11.1f .. %11.1f] %10.2f %10.2f %9.3f %8.2f %6.2f\n",
                      size_text(p.bytes).c_str(), mode_name(p.mode), s.median * 1e6, s.p10 * 1e6,
                      s.p90 * 1e6, ratio(points, p, Mode::single), ratio(points, p, Mode::multi),
-                     summarize(p.slowdown).median, summarize(p.cpu).median * 1e3);
+                     summarize(p.slowdown).median, summarize(p.cpu).median * 1e3,
+                     ideal_ratio(points, p, options));
     }
 }
 
@@ -704,19 +724,20 @@ void write_collective_csv(std::FILE* out, const Options& options, const RunInfo&
                  "collective,ranks,partitions,bytes,mode,compute_ms,noise_pct,iterations,repeats,"
                  "perceived_us_median,perceived_us_p10,perceived_us_p90,perceived_us_min,"
                  "perceived_us_max,ratio_to_single,ratio_to_multi,mpi_library,mpipcl_version,"
-                 "compute,threads,compute_slowdown_median,cpu_ms\n");
+                 "compute,threads,compute_slowdown_median,cpu_ms,ideal_ratio_to_single\n");
     for (const auto& p : points) {
         const Stats s = summarize(p.perceived);
         std::fprintf(out,
                      "%s,%d,%d,%zu,%s,%g,%g,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f,%.4f,%s,%s,%s,%d,"
-                     "%.4f,%.4f\n",
+                     "%.4f,%.4f,%.4f\n",
                      collective_name(options.collective), ranks, options.partitions, p.bytes,
                      mode_name(p.mode), options.compute_ms, options.noise_pct, options.iterations,
                      options.repeats, s.median * 1e6, s.p10 * 1e6, s.p90 * 1e6, s.min * 1e6,
                      s.max * 1e6, ratio(points, p, Mode::single), ratio(points, p, Mode::multi),
                      csv_quoted(info.mpi_library).c_str(), csv_quoted(info.mpipcl_version).c_str(),
                      compute_name(options.compute), options.compute_threads(),
-                     summarize(p.slowdown).median, summarize(p.cpu).median * 1e3);
+                     summarize(p.slowdown).median, summarize(p.cpu).median * 1e3,
+                     ideal_ratio(points, p, options));
     }
 }
 
