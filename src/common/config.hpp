@@ -160,10 +160,14 @@ inline constexpr unsigned kParrivedYieldEvery = 64;
 static_assert((kParrivedDriveEvery & (kParrivedDriveEvery - 1)) == 0 &&
                   (kParrivedYieldEvery & (kParrivedYieldEvery - 1)) == 0,
               "powers of two: a miss tests them with a mask");
-/// MPI_Finalize's wait for the control messages still addressed to this process: yield this
-/// long, then sleep in steps growing to kFinalizeDrainMaxSleepUs.
+/// MPI_Finalize's waits for the control and data messages still addressed to this process:
+/// yield this long, then sleep in steps growing to kFinalizeDrainMaxSleepUs.
 inline constexpr int kFinalizeDrainYieldUs = 20;
 inline constexpr int kFinalizeDrainMaxSleepUs = 1000;
+/// MPI_Finalize's wait for the data messages still addressed to this process gives up (with a
+/// warning) after this long without one: every count is exact, so only an MPI failure or a
+/// bug in the counting ends it this way.
+inline constexpr int kFinalizeDataDrainGiveUpMs = 10000;
 
 /// The process configuration (valid after Config::load() ran in MPI_Init*).
 const Config& config();

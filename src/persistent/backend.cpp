@@ -8,6 +8,7 @@
 #include "common/backend_module.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "common/traffic.hpp"
 #include "persistent/packed.hpp"
 
 namespace mpipcl::persistent {
@@ -35,6 +36,17 @@ void* offset_address(void* base, std::int64_t bytes)
                                    static_cast<std::uintptr_t>(bytes));
 }
 }  // namespace
+
+void cancel_receive(MPI_Request* req, int peer) noexcept
+{
+    PMPI_Cancel(req);
+    MPI_Status st;
+    int cancelled = 0;
+    if (PMPI_Wait(req, &st) == MPI_SUCCESS && PMPI_Test_cancelled(&st, &cancelled) == MPI_SUCCESS &&
+        cancelled == 0) {
+        data_traffic().received(peer);
+    }
+}
 
 Offer make_offer(const Endpoint& ep, const RequestOptions& opts)
 {
@@ -82,7 +94,7 @@ constexpr BackendModule kPersistentModule = {
 namespace mpipcl::persistent {
 
 PersistentBackend::PersistentBackend(const Endpoint& ep, const Agreement& a, MPI_Comm comm)
-    : send_(ep.kind == Kind::Send), map_(map_of(a))
+    : send_(ep.kind == Kind::Send), peer_(ep.peer_world), map_(map_of(a))
 {
     const int m_count = map_.messages();
     reqs_.assign(m_count, MPI_REQUEST_NULL);
@@ -136,6 +148,9 @@ void PersistentBackend::free_requests() noexcept
     if (finalized) {
         return;
     }
+    // A receive still posted would take a message that nobody counts (the finalize drain
+    // would wait for it): cancelled first.
+    abort_round();
     for (auto& r : reqs_) {
         if (r != MPI_REQUEST_NULL) {
             PMPI_Request_free(&r);
@@ -192,6 +207,8 @@ void PersistentBackend::flush() noexcept
             const int rc = n == 1 ? PMPI_Start(&batch[0]) : PMPI_Startall(n, batch);
             if (rc != MPI_SUCCESS) {
                 flush_error_.store(rc, std::memory_order_relaxed);
+            } else {
+                data_traffic().sent(peer_, n);
             }
             // sync: release so the engine's Testall sees the started requests.
             started_.fetch_add(n, std::memory_order_release);
@@ -261,6 +278,7 @@ bool PersistentBackend::progress()
         // sync: release publishes the received bytes to lock-free Parrived readers.
         arrived_[m].store(1, std::memory_order_release);
         --remaining_;
+        data_traffic().received(peer_);
     });
     return remaining_ == 0;
 }
@@ -296,13 +314,11 @@ void PersistentBackend::abort_round() noexcept
     if (send_) {
         return;
     }
-    for (int m = 0; m < map_.messages(); ++m) {
-        if (arrived_[m].load(std::memory_order_relaxed) != 0) {
-            continue;
-        }
-        PMPI_Cancel(&reqs_[m]);
-        PMPI_Wait(&reqs_[m], MPI_STATUS_IGNORE);
+    for (const int m : pending_msg_) {  // the receives still posted this round
+        cancel_receive(&reqs_[m], peer_);
     }
+    pending_.clear();
+    pending_msg_.clear();
 }
 
 }  // namespace mpipcl::persistent

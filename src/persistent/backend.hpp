@@ -55,6 +55,11 @@ inline bool covered_arrived(const std::vector<std::int64_t>& bounds, std::int64_
     return true;
 }
 
+/// Receiver, both layouts: cancels the posted receive @p req (from private rank @p peer) and
+/// waits for it. A message that came first cannot be cancelled and counts as received
+/// (common/traffic.hpp).
+void cancel_receive(MPI_Request* req, int peer) noexcept;
+
 /// The sender's Setup for this backend (the message count it asks for).
 Offer make_offer(const Endpoint& ep, const RequestOptions& opts);
 
@@ -86,6 +91,7 @@ class PersistentBackend final : public Backend {
     void pend_all();
 
     const bool send_;
+    const int peer_;  ///< private rank of the other side
     PartitionMap map_;
     std::vector<MPI_Request> reqs_;  ///< one persistent request per internal message
 

@@ -12,6 +12,7 @@
 #include "common/config.hpp"
 #include "common/error.hpp"
 #include "common/partition_map.hpp"
+#include "common/traffic.hpp"
 #include "persistent/backend.hpp"
 
 namespace mpipcl::persistent {
@@ -196,6 +197,8 @@ void PackedBackend::send_list(int head) noexcept
         reqs_[k] = MPI_REQUEST_NULL;  // nothing to test; progress() reports the error
         in_flight_.fetch_sub(1);
         flush_error_.store(rc, std::memory_order_relaxed);
+    } else {
+        data_traffic().sent(peer_, 1);
     }
     // sync: release publishes reqs_[k] to the engine's reap (acquire).
     issued_.store(k + 1, std::memory_order_release);
@@ -245,12 +248,14 @@ bool PackedBackend::progress()
         const int rc = PMPI_Test(&recv_, &flag, &st);
         if (rc != MPI_SUCCESS) {
             receiving_ = false;
+            data_traffic().received(peer_);  // it matched a message (one too long, say)
             throw Error(rc, "receiving an internal packed message failed");
         }
         if (flag == 0) {
             break;
         }
         receiving_ = false;
+        data_traffic().received(peer_);
         unpack(st);
         if (remaining_ > 0) {
             MPIPCL_CHECK_MPI(PMPI_Start(&recv_));
@@ -300,8 +305,7 @@ void PackedBackend::abort_round() noexcept
     if (send_ || !receiving_) {
         return;
     }
-    PMPI_Cancel(&recv_);
-    PMPI_Wait(&recv_, MPI_STATUS_IGNORE);
+    cancel_receive(&recv_, peer_);
     receiving_ = false;
 }
 

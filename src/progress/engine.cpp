@@ -7,8 +7,10 @@
 #include "common/config.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "common/traffic.hpp"
 #include "progress/backends.hpp"
 #include "progress/comm_info.hpp"
+#include "progress/data_drain.hpp"
 #include "progress/dump_signal.hpp"
 
 namespace mpipcl::progress {
@@ -56,6 +58,7 @@ void Engine::init()
     int size = 1;
     PMPI_Comm_size(comm_, &size);
     ctrl_.init(comm_, size);
+    data_traffic().init(size);
     handshake_.init(comm_);
     backends::init(comm_);  // collective, like the dup above: every process is in MPI_Init*
     init_progress_mode();
@@ -89,7 +92,10 @@ void Engine::finalize()
     active_.clear();
     tasks_.clear();
     tasks_count_.store(0, std::memory_order_relaxed);
-    handshake_.finalize();
+    handshake_.finalize();  // every backend: no receive of ours is posted any more
+    // Before kept_ goes: a send of a failed round may still read its temporary buffer until
+    // the peer's drain takes the message.
+    drain_data_messages(comm_);
     kept_.clear();  // after the backends: their windows no longer reach this memory
     backends::finalize();
     if (bells_on_) {
