@@ -90,7 +90,6 @@ void Engine::finalize()
     tasks_.clear();
     tasks_count_.store(0, std::memory_order_relaxed);
     handshake_.finalize();
-    kept_.clear();  // after the backends: their windows no longer reach this memory
     backends::finalize();
     if (bells_on_) {
         ctrl_.use_doorbells(nullptr);
@@ -136,17 +135,6 @@ void Engine::remove(const TransferPtr& t)
     remove_locked(t);
 }
 
-bool Engine::remove_unless_written(const TransferPtr& t)
-{
-    std::lock_guard<std::mutex> lk(mu_);
-    if (t->kind() == Kind::Recv && t->pairing() == Pairing::Failed && t->peer_id() != 0 &&
-        t->backend() != nullptr) {
-        return true;
-    }
-    remove_locked(t);
-    return false;
-}
-
 void Engine::remove_locked(const TransferPtr& t)
 {
     if (t->null_peer()) {
@@ -168,12 +156,6 @@ void Engine::start_task(const std::shared_ptr<Task>& task)
         start_thread_locked();
     }
     wake();
-}
-
-void Engine::keep_until_finalize(const std::shared_ptr<Task>& task)
-{
-    std::lock_guard<std::mutex> lk(mu_);
-    kept_.push_back(task);
 }
 
 void Engine::remove_task(const Task& task)
@@ -253,7 +235,7 @@ bool Engine::advance_locked(Transfer& t)
     bool done = t.progress_locked(&failed);
     if (failed != MPI_SUCCESS) {
         handshake_.fail_pair(t, failed);
-        done = true;
+        done = t.round_complete();  // not while a receive awaits its sender (fail_pair)
     }
     if (done) {
         ring_peer(t);  // its thread sees its own side through
