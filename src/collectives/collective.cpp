@@ -268,19 +268,10 @@ void Collective::release()
 {
     Engine& engine = Engine::instance();
     engine.remove_task(*this);
-    const bool fail = failed();
-    bool keep = false;
+    // Also after a failed round: it ended only once no peer writes into these buffers any
+    // more (a receive whose sender Puts waits for the sender's word, Transfer::fail_locked).
     for (const TransferPtr& t : all_) {
-        // A receive the engine keeps (Engine::remove_unless_written) keeps this collective's
-        // temporary buffers until MPI_Finalize as well.
-        if (fail) {
-            keep = engine.remove_unless_written(t) || keep;
-        } else {
-            engine.remove(t);
-        }
-    }
-    if (keep) {
-        engine.keep_until_finalize(shared_from_this());
+        engine.remove(t);
     }
 }
 

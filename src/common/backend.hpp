@@ -105,8 +105,16 @@ class Backend {
     virtual bool arrived(int p) const noexcept = 0;
     /// engine: advance the round; true when it is complete. Throws Error on a failure.
     virtual bool progress() = 0;
-    /// engine: withdraw an active round without completing it (peer cancelled or failed).
+    /// engine: withdraw an active round without completing it (peer cancelled or failed). A
+    /// sender whose data lands without the receiver's help (written_by_peer on the receiver)
+    /// issues nothing more into the receive buffer afterwards, and what it issued before is
+    /// complete at the target when this returns (the Abort or AbortAck it then sends says so).
     virtual void abort_round() noexcept = 0;
+    /// Receiver: the peer writes straight into the receive buffer (RMA), so a round that fails
+    /// on this side while paired ends only once the sender confirmed that it stopped writing
+    /// (its AbortAck or Abort), or once every byte of the round arrived. False: the receiver
+    /// withdraws its own receives in abort_round, and the round ends at once.
+    virtual bool written_by_peer() const noexcept { return false; }
     /// The data tags this backend uses (released by the engine with it), or 0.
     virtual int tags_used() const noexcept = 0;
     /// The sender must learn when the receiver starts each round (its buffer is writable): the

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <thread>
 
 namespace mpipcl {
 
@@ -78,6 +79,23 @@ class ReadyQueue {
             if (word_.compare_exchange_weak(w, desired)) {
                 *head = head_of(w);
                 return *head != -1;
+            }
+        }
+    }
+
+    /// Ends draining until the next reset(): waits until a drain that runs in another thread
+    /// is over (its drainer takes what was pushed meanwhile, see next_batch), then becomes
+    /// the drainer for good, dropping what is queued. Later pushes stay queued and no
+    /// try_begin succeeds. Not for a drainer itself (it would wait for its own drain).
+    void seal() noexcept
+    {
+        std::uint64_t w = word_.load();
+        for (;;) {
+            if ((w & kDraining) != 0) {
+                std::this_thread::yield();  // a drain runs for microseconds to milliseconds
+                w = word_.load();
+            } else if (word_.compare_exchange_weak(w, (w & kCountMask) | kDraining)) {
+                return;  // sync: seq_cst, after every Put of the drain that ended before
             }
         }
     }

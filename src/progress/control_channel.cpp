@@ -117,7 +117,8 @@ CtrlMsg ready_msg(std::uint64_t send_id, std::uint64_t recv_id, std::uint64_t ro
     return m;
 }
 
-CtrlMsg abort_msg(bool to_receiver, std::uint64_t send_id, std::uint64_t recv_id, int error)
+CtrlMsg abort_msg(bool to_receiver, std::uint64_t send_id, std::uint64_t recv_id, int error,
+                  bool ack)
 {
     CtrlMsg m{};
     m.type = MsgType::Abort;
@@ -126,6 +127,16 @@ CtrlMsg abort_msg(bool to_receiver, std::uint64_t send_id, std::uint64_t recv_id
     m.send_id = send_id;
     m.recv_id = recv_id;
     m.error = encode_error(error);
+    m.flags = ack ? kFlagAckAbort : 0;
+    return m;
+}
+
+CtrlMsg abort_ack_msg(std::uint64_t send_id, std::uint64_t recv_id)
+{
+    CtrlMsg m{};
+    m.type = MsgType::AbortAck;
+    m.send_id = send_id;
+    m.recv_id = recv_id;
     return m;
 }
 

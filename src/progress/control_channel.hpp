@@ -30,8 +30,12 @@ CtrlMsg reply_msg(std::uint64_t send_id, std::uint64_t recv_id, const Agreement&
 /// Receiver -> sender: round @p round of receive @p recv_id has started.
 CtrlMsg ready_msg(std::uint64_t send_id, std::uint64_t recv_id, std::uint64_t round);
 /// Either way after pairing: the pair (@p send_id, @p recv_id) failed with @p error;
-/// @p to_receiver says which side it is for.
-CtrlMsg abort_msg(bool to_receiver, std::uint64_t send_id, std::uint64_t recv_id, int error);
+/// @p to_receiver says which side it is for. An Abort to the sender with @p ack asks for its
+/// AbortAck.
+CtrlMsg abort_msg(bool to_receiver, std::uint64_t send_id, std::uint64_t recv_id, int error,
+                  bool ack = false);
+/// Sender -> receiver: answers the Abort of pair (@p send_id, @p recv_id) that asked for it.
+CtrlMsg abort_ack_msg(std::uint64_t send_id, std::uint64_t recv_id);
 /// The error code a Reply or Abort carries.
 int msg_error(const CtrlMsg& msg);
 /// The agreement of a pair, from this side's endpoint @p local and the peer's Setup (on the

@@ -93,10 +93,7 @@ void Engine::finalize()
     tasks_.clear();
     tasks_count_.store(0, std::memory_order_relaxed);
     handshake_.finalize();  // every backend: no receive of ours is posted any more
-    // Before kept_ goes: a send of a failed round may still read its temporary buffer until
-    // the peer's drain takes the message.
     drain_data_messages(comm_);
-    kept_.clear();  // after the backends: their windows no longer reach this memory
     backends::finalize();
     if (bells_on_) {
         ctrl_.use_doorbells(nullptr);
@@ -142,17 +139,6 @@ void Engine::remove(const TransferPtr& t)
     remove_locked(t);
 }
 
-bool Engine::remove_unless_written(const TransferPtr& t)
-{
-    std::lock_guard<std::mutex> lk(mu_);
-    if (t->kind() == Kind::Recv && t->pairing() == Pairing::Failed && t->peer_id() != 0 &&
-        t->backend() != nullptr) {
-        return true;
-    }
-    remove_locked(t);
-    return false;
-}
-
 void Engine::remove_locked(const TransferPtr& t)
 {
     if (t->null_peer()) {
@@ -174,12 +160,6 @@ void Engine::start_task(const std::shared_ptr<Task>& task)
         start_thread_locked();
     }
     wake();
-}
-
-void Engine::keep_until_finalize(const std::shared_ptr<Task>& task)
-{
-    std::lock_guard<std::mutex> lk(mu_);
-    kept_.push_back(task);
 }
 
 void Engine::remove_task(const Task& task)
@@ -259,7 +239,7 @@ bool Engine::advance_locked(Transfer& t)
     bool done = t.progress_locked(&failed);
     if (failed != MPI_SUCCESS) {
         handshake_.fail_pair(t, failed);
-        done = true;
+        done = t.round_complete();  // not while a receive awaits its sender (fail_pair)
     }
     if (done) {
         ring_peer(t);  // its thread sees its own side through

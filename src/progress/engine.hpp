@@ -55,19 +55,11 @@ class Engine final : private ProgressThread::Work {
     /// MPI_Request_free (inactive, nobody else inside): withdraws it from matching, releases
     /// its backend and data tags.
     void remove(const std::shared_ptr<Transfer>& t);
-    /// As remove(), for a failed collective's transfer, unless it is a receive that failed
-    /// while paired: its sender may still write into it (an RMA Put issued before the sender
-    /// heard of the abort), so it keeps its backend. True if kept. Decided under the engine
-    /// lock, which the pairing state needs.
-    bool remove_unless_written(const std::shared_ptr<Transfer>& t);
     /// A round of @p task begins (its transfers are started): every progress pass advances it
     /// until it reports done.
     void start_task(const std::shared_ptr<Task>& task);
     /// MPI_Request_free of the task's owner: no pass advances it any more.
     void remove_task(const Task& task);
-    /// Keeps @p task (and what it owns) alive until MPI_Finalize, after the backends are
-    /// released: memory a peer may still write into after a failed round.
-    void keep_until_finalize(const std::shared_ptr<Task>& task);
     /// Engine lock held (a task's pass): fails @p t's pair with @p code as a backend failure
     /// does, telling the peer (at once if paired, else when it answers).
     void abort_locked(Transfer& t, int code) { handshake_.abort(t, code); }
@@ -257,7 +249,6 @@ class Engine final : private ProgressThread::Work {
     ActiveList active_;
     /// Running tasks; tasks_count_ mirrors tasks_.size() for lock-free readers (has_work).
     std::vector<std::shared_ptr<Task>> tasks_;
-    std::vector<std::shared_ptr<Task>> kept_;  ///< keep_until_finalize
     std::atomic<int> tasks_count_{0};
     TagAllocator tags_;
     Handshake handshake_{ctrl_, active_, tags_};

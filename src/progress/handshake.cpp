@@ -119,6 +119,9 @@ void Handshake::handle(const CtrlMsg& msg, int src)
         case MsgType::Abort:
             handle_abort(msg, src);
             break;
+        case MsgType::AbortAck:
+            handle_abort_ack(msg, src);
+            break;
         default:
             MPIPCL_LOG(Error, "unknown control message %d from %d", static_cast<int>(msg.type),
                        src);
@@ -303,8 +306,14 @@ void Handshake::handle_cancel(const CtrlMsg& msg, int src)
 
 void Handshake::fail_pair(Transfer& t, int code)
 {
-    const bool tell = t.pairing() == Pairing::Paired || t.kind() == Kind::Send;
-    t.fail_locked(code);
+    const bool paired = t.pairing() == Pairing::Paired;
+    const bool tell = paired || t.kind() == Kind::Send;
+    // A paired receive whose sender writes into its buffer (RMA) keeps its round running
+    // until the sender confirms that it stopped: its Puts may still be in flight, or come
+    // before it reads this Abort. A sender stops (abort_round) before its Abort leaves.
+    const bool await = paired && t.kind() == Kind::Recv && t.backend() != nullptr &&
+                       t.backend()->written_by_peer() && !t.round_complete();
+    t.fail_locked(code, await);
     if (!tell || t.peer_id() == 0) {
         return;
     }
@@ -312,7 +321,7 @@ void Handshake::fail_pair(Transfer& t, int code)
         t.owe_abort(code);  // see Transfer::owe_abort
         return;
     }
-    send_abort(t, code);
+    send_abort(t, code, t.awaits_peer());
 }
 
 void Handshake::abort(Transfer& t, int code)
@@ -330,12 +339,12 @@ void Handshake::abort(Transfer& t, int code)
     t.fail_locked(code);
 }
 
-void Handshake::send_abort(Transfer& t, int code)
+void Handshake::send_abort(Transfer& t, int code, bool ack)
 {
     const bool send = t.kind() == Kind::Send;
     const std::uint64_t send_id = send ? t.id() : t.peer_id();
     const std::uint64_t recv_id = send ? t.peer_id() : t.id();
-    ctrl_.send(t.endpoint().peer_world, abort_msg(send, send_id, recv_id, code));
+    ctrl_.send(t.endpoint().peer_world, abort_msg(send, send_id, recv_id, code, ack));
 }
 
 Handshake::TransferPtr Handshake::abort_target(const CtrlMsg& msg, int src) const
@@ -355,14 +364,31 @@ Handshake::TransferPtr Handshake::abort_target(const CtrlMsg& msg, int src) cons
 void Handshake::handle_abort(const CtrlMsg& msg, int src)
 {
     const TransferPtr t = abort_target(msg, src);
-    if (!t || t->pairing() == Pairing::Failed) {
-        return;  // freed meanwhile, or already failed
+    if (t && t->pairing() != Pairing::Failed) {
+        const int code = msg_error(msg);
+        MPIPCL_LOG(Info, "the peer (rank %d) of request %llu failed: error %d", src,
+                   static_cast<unsigned long long>(t->id()), code);
+        matcher_.take_held(t->id());  // a never-started receive: the pair is dead before it began
+        t->fail_locked(code);         // a send stops writing first (Backend::abort_round)
+    } else if (t && t->kind() == Kind::Recv) {
+        // Both sides failed at once: the sender's own Abort left after it stopped writing.
+        t->peer_stopped_locked();
     }
-    const int code = msg_error(msg);
-    MPIPCL_LOG(Info, "the peer (rank %d) of request %llu failed: error %d", src,
-               static_cast<unsigned long long>(t->id()), code);
-    matcher_.take_held(t->id());  // a never-started receive: the pair is dead before it began
-    t->fail_locked(code);
+    if ((msg.flags & kFlagAckAbort) != 0) {
+        // The receiver's round waits for this. Whether the send failed just now, earlier
+        // (it stopped then) or is freed (its last round completed: nothing in flight), it
+        // writes nothing more.
+        ctrl_.send(src, abort_ack_msg(msg.send_id, msg.recv_id));
+    }
+}
+
+void Handshake::handle_abort_ack(const CtrlMsg& msg, int src)
+{
+    const TransferPtr t = find(msg.recv_id);
+    if (t && t->kind() == Kind::Recv && t->peer_id() == msg.send_id &&
+        t->endpoint().peer_world == src) {
+        t->peer_stopped_locked();  // nothing if it no longer waits (the sender's Abort came)
+    }
 }
 
 void Handshake::release_tags(Transfer& t)

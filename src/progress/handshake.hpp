@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The pairing protocol over the control channel: Setup, matching in init order (Matcher),
-// Reply and the backend of each side, Ready, Cancel and Abort.
+// Reply and the backend of each side, Ready, Cancel, Abort and AbortAck.
 #pragma once
 
 #include <mpi.h>
@@ -79,8 +79,14 @@ class Handshake {
     /// Tells a paired receive's sender that round recv.round() has started (MsgType::Ready).
     void send_ready(Transfer& recv);
     void handle_cancel(const CtrlMsg& msg, int src);
-    void send_abort(Transfer& t, int code);
+    /// Tells @p t's peer that the pair failed with @p code; @p ack: asks the sender for its
+    /// AbortAck (a receive that awaits it, Transfer::awaits_peer).
+    void send_abort(Transfer& t, int code, bool ack = false);
+    /// An Abort from @p src: fails the pair on this side (a send stops writing first), ends a
+    /// failed receive's wait for its sender, and answers with an AbortAck when asked.
     void handle_abort(const CtrlMsg& msg, int src);
+    /// An AbortAck from @p src: the receive that awaits it completes its failed round.
+    void handle_abort_ack(const CtrlMsg& msg, int src);
     /// The transfer that an Abort from @p src is for, or null.
     TransferPtr abort_target(const CtrlMsg& msg, int src) const;
     /// Transfer @p id, or null once freed.

@@ -30,6 +30,9 @@ enum class MsgType : std::int32_t {
     Cancel = 3,  ///< sender -> receiver: a never-started send request was freed
     Ready = 5,   ///< receiver -> sender: round extra[0] has started (buffer writable)
     Abort = 6,   ///< either way, after pairing: the pair failed with error (sticky)
+    /// sender -> receiver: answers an Abort that asked for it (kFlagAckAbort): this send
+    /// issues no more data into the receive buffer, and none it issued is still in flight
+    AbortAck = 7,
 };
 
 /// CtrlMsg::tag of an Abort: which side of the pair it is addressed to.
@@ -40,6 +43,10 @@ constexpr std::int32_t kAbortToSender = 1;
 constexpr std::int32_t kFlagSendDense = 1;
 /// CtrlMsg::flags of a Reply: the persistent backend uses the packed layout (Agreement::packed).
 constexpr std::int32_t kFlagPacked = 2;
+
+/// CtrlMsg::flags of an Abort to the sender: the receiver's round waits for the sender's
+/// AbortAck (its backend writes straight into the receive buffer, Backend::written_by_peer).
+constexpr std::int32_t kFlagAckAbort = 4;
 
 /// Fixed-size, trivially copyable; both sides run the same binary layout (same library).
 struct CtrlMsg {
@@ -55,7 +62,8 @@ struct CtrlMsg {
     std::int32_t messages;    ///< requested internal messages, 0 = automatic
     std::int32_t tag_base;    ///< Reply: first data tag
     std::int32_t error;       ///< Reply, Abort: encoded error (ErrId+1), 0 = accepted
-    std::int32_t flags;       ///< kFlag* bits (Setup: the sender's; Reply: the agreement's)
+    std::int32_t flags;       ///< kFlag* bits (Setup: the sender's; Reply: the agreement's;
+                              ///< Abort: kFlagAckAbort)
     /// Backend data. Setup: [0] NotifyMode asked for; Reply: the rma target description
     /// (rma::TargetInfo); Ready: [0] the round the receiver started.
     std::uint64_t extra[4];

@@ -118,7 +118,7 @@ void Transfer::pair_locked(const Agreement& a, std::unique_ptr<Backend> backend)
     settled_backend_.store(backend_.get(), std::memory_order_release);
 }
 
-void Transfer::fail_locked(int code)
+void Transfer::fail_locked(int code, bool await_peer)
 {
     error_.store(code, std::memory_order_relaxed);
     pairing_.store(Pairing::Failed, std::memory_order_release);
@@ -127,7 +127,21 @@ void Transfer::fail_locked(int code)
             backend_->abort_round();
         }
         round_error_ = code;
+        if (await_peer && backend_) {
+            awaits_peer_ = true;  // progress_locked or peer_stopped_locked completes it
+            return;
+        }
         mark_complete_locked();
+    }
+}
+
+void Transfer::peer_stopped_locked()
+{
+    if (awaits_peer_) {
+        awaits_peer_ = false;
+        if (!round_complete()) {  // else every flag of the round arrived first
+            mark_complete_locked();
+        }
     }
 }
 
@@ -136,6 +150,7 @@ void Transfer::unpair_locked()
     if (backend_ && !round_complete()) {
         backend_->abort_round();
     }
+    awaits_peer_ = false;  // the send never started: it wrote nothing
     settled_backend_.store(nullptr);
     ready_backend_.store(nullptr);
     if (backend_) {
@@ -168,6 +183,8 @@ bool Transfer::progress_locked(int* failed)
     }
     try {
         if (backend_->progress()) {
+            // Also a failed round that awaits the sender (awaits_peer_): every byte of it is
+            // in, so the sender has nothing left to write.
             mark_complete_locked();
         }
     } catch (const Error& e) {
@@ -208,7 +225,7 @@ void Transfer::describe_locked(char* out, std::size_t n) const noexcept
     }
     std::snprintf(out, n,
                   "transfer %llu (peer transfer %llu): %s peer=%d tag=%d comm=%llx parts=%d "
-                  "count=%lld %s round=%llu %s peer_ready=%llu started=%d error=%d | %s",
+                  "count=%lld %s round=%llu %s%s peer_ready=%llu started=%d error=%d | %s",
                   static_cast<unsigned long long>(id_), static_cast<unsigned long long>(peer_id_),
                   ep_.kind == Kind::Send ? "send" : "recv", ep_.peer, ep_.tag,
                   static_cast<unsigned long long>(ep_.comm_key), ep_.partitions,
@@ -216,6 +233,7 @@ void Transfer::describe_locked(char* out, std::size_t n) const noexcept
                   pairings[static_cast<int>(pairing_.load(std::memory_order_relaxed))],
                   static_cast<unsigned long long>(round_.load(std::memory_order_relaxed)),
                   complete_.load(std::memory_order_relaxed) ? "complete" : "RUNNING",
+                  awaits_peer() ? " (failed, awaiting the sender's AbortAck)" : "",
                   static_cast<unsigned long long>(peer_ready_.load(std::memory_order_relaxed)),
                   ever_started_ ? 1 : 0, error_.load(std::memory_order_relaxed), backend);
 }

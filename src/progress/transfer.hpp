@@ -133,8 +133,15 @@ class Transfer {
     void begin_round_locked();
     void pair_locked(const Agreement& a, std::unique_ptr<Backend> backend);
     /// The pair failed (sticky): the running round completes with @p code, and so does every
-    /// later one.
-    void fail_locked(int code);
+    /// later one. With @p await_peer (a receive whose sender writes into its buffer,
+    /// Backend::written_by_peer) the running round ends only at peer_stopped_locked(), or once
+    /// every byte of it arrived.
+    void fail_locked(int code, bool await_peer = false);
+    /// Receiver: the sender confirmed that it writes nothing more into the buffer (its
+    /// AbortAck, or its own Abort): a round that fail_locked left waiting for it completes.
+    void peer_stopped_locked();
+    /// Receiver: the failed round waits for the sender's confirmation (fail_locked).
+    bool awaits_peer() const { return awaits_peer_ && !round_complete(); }
     /// The peer withdrew before it ever started: back to unpaired (its Setup was cancelled).
     void unpair_locked();
     void peer_ready_locked(std::uint64_t round);
@@ -226,6 +233,7 @@ class Transfer {
     bool in_active_list_ = false;
     int abort_owed_ = MPI_SUCCESS;
     bool orphan_ = false;
+    bool awaits_peer_ = false;  ///< fail_locked(await_peer): the round ends at the sender's word
     CollSig coll_{};
 };
 

@@ -563,6 +563,22 @@ void RmaBackend::start(std::uint64_t round)
     flush_error_.store(MPI_SUCCESS, std::memory_order_relaxed);
 }
 
+void RmaBackend::abort_round() noexcept
+{
+    if (!send_) {
+        return;
+    }
+    // Never drained again (the failure is sticky: no later round starts this backend).
+    ready_.seal();
+    // A drain that ended in an error may have left Puts unflushed; one that succeeded flushed
+    // everything it Put. sync: relaxed, ordered after the drainer's store by seal()'s CAS.
+    if (flush_error_.load(std::memory_order_relaxed) != MPI_SUCCESS) {
+        if (const int rc = PMPI_Win_flush(peer_, win_); rc != MPI_SUCCESS) {
+            MPIPCL_LOG(Warn, "MPI_Win_flush to rank %d after a failed round: error %d", peer_, rc);
+        }
+    }
+}
+
 void RmaBackend::describe(char* out, std::size_t n) const noexcept
 {
     if (!send_) {

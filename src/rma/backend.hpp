@@ -45,7 +45,11 @@ class RmaBackend final : public Backend {
     void flush() noexcept override;
     bool arrived(int p) const noexcept override;
     bool progress() override;
-    void abort_round() noexcept override {}
+    /// Sender: no Put of this backend reaches the receiver's buffer afterwards (the ready
+    /// queue is sealed, a drain running in another thread is waited for, and Puts a failed
+    /// drain left unflushed are flushed). Receiver: nothing (the sender writes).
+    void abort_round() noexcept override;
+    bool written_by_peer() const noexcept override { return !send_; }
     int tags_used() const noexcept override { return 0; }
     void describe(char* out, std::size_t n) const noexcept override;
     bool needs_peer_ready() const noexcept override { return true; }

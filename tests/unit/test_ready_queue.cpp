@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -142,4 +143,35 @@ TEST(ReadyQueue, ConcurrentPushersAndDrainersLoseNothing)
             ASSERT_EQ(seen[u].load(), 1) << "unit " << u << " in round " << round;
         }
     }
+}
+
+// seal() (a failed RMA send stops writing): it returns only after a drain running in another
+// thread is over, and afterwards nothing pushed is drained until reset().
+TEST(ReadyQueue, SealWaitsForTheRunningDrainAndStopsDraining)
+{
+    ReadyQueue q(8);
+    q.push(3);
+    int h = -1;
+    ASSERT_TRUE(q.try_begin(&h));  // this thread drains
+    EXPECT_EQ(h, 3);
+    std::atomic<bool> sealed{false};
+    std::thread sealer([&] {
+        q.seal();
+        sealed.store(true);
+    });
+    q.push(5);  // pushed during the drain: the drainer takes it, not the sealer
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_FALSE(sealed.load()) << "seal() returned while a drain ran";
+    ASSERT_TRUE(q.next_batch(&h));
+    EXPECT_EQ(h, 5);
+    EXPECT_EQ(q.next(h), -1);
+    EXPECT_FALSE(q.next_batch(&h));  // the drain ends; now the sealer takes over
+    sealer.join();
+    EXPECT_TRUE(sealed.load());
+    q.push(1);
+    EXPECT_TRUE(q.pending());
+    EXPECT_FALSE(q.try_begin(&h)) << "a sealed queue was drained";
+    q.reset();
+    q.push(2);
+    EXPECT_EQ(take_all(q), (std::vector<int>{2}));
 }
