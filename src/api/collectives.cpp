@@ -6,7 +6,6 @@
 #include "collectives/ops.hpp"
 #include "common/config.hpp"
 #include "common/error.hpp"
-#include "common/tuning.hpp"
 #include "mpipcl.h"
 #include "requests/request.hpp"
 
@@ -69,15 +68,10 @@ Side check_side(int partitions, MPI_Count count, MPI_Datatype datatype, MPI_Coun
 }
 
 /// The options of @p info with the backend settled for @p bytes ("native" means persistent
-/// here: no MPI has partitioned collectives); *@p asked_auto says whether the backend was
-/// auto before. Throws Error.
-mpipcl::RequestOptions collective_options(MPI_Info info, MPI_Count bytes,
-                                          bool* asked_auto = nullptr)
+/// here: no MPI has partitioned collectives). Throws Error.
+mpipcl::RequestOptions collective_options(MPI_Info info, MPI_Count bytes)
 {
     mpipcl::RequestOptions opts = mpipcl::request_options(info);
-    if (asked_auto != nullptr) {
-        *asked_auto = opts.backend == mpipcl::BackendKind::Auto;
-    }
     if (mpipcl::requests::settle_backend(&opts, bytes) == mpipcl::BackendKind::Native) {
         opts.backend = mpipcl::BackendKind::Persistent;
     }
@@ -182,9 +176,7 @@ CollArgs check_block(const BlockCall& c, MPI_Comm comm, MPI_Info info, const MPI
     if (root) {  // a gather's receive side is the root's only
         a.recv = check_side(c.recv_partitions, c.recv_count, c.recvtype, &recv_bytes);
     }
-    bool asked_auto = false;
-    a.options = collective_options(info, in_place ? recv_bytes : send_bytes, &asked_auto);
-    a.rma_on_node = asked_auto && mpipcl::tuning::block_collectives_rma_on_node();
+    a.options = collective_options(info, in_place ? recv_bytes : send_bytes);
     return a;
 }
 

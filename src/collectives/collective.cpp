@@ -6,7 +6,6 @@
 #include <algorithm>
 
 #include "collectives/tree.hpp"
-#include "common/backend_module.hpp"
 #include "common/error.hpp"
 #include "progress/comm_info.hpp"
 #include "progress/engine.hpp"
@@ -31,9 +30,6 @@ Collective::Collective(const CollArgs& a) : kind_(a.kind), comm_(a.comm), option
     // (members whose init failed stay in step with each other).
     key_ = progress::collective_key(a.comm);
     sig_.kind = static_cast<std::int32_t>(kind_);
-    if (a.rma_on_node && backend_module(BackendKind::Rma).available()) {
-        rma_nodes_ = progress::nodes_of(a.comm);
-    }
 }
 
 Collective::~Collective()
@@ -80,18 +76,11 @@ Collective::TransferPtr Collective::add_transfer(Kind kind, const void* buf, int
     args.options = options_;
     if (s.count == 0 || s.type_size == 0) {
         args.options.backend = BackendKind::Persistent;  // nothing to put: no window needed
-    } else {
-        if (peer >= 0 && static_cast<std::size_t>(peer) < rma_nodes_.size() &&
-            rma_nodes_[static_cast<std::size_t>(peer)] ==
-                rma_nodes_[static_cast<std::size_t>(rank_)]) {
-            args.options.backend = BackendKind::Rma;
-        }
-        if (args.options.messages == 0) {
-            // One internal message per partition unless the user asked otherwise: each
-            // partition moves on at once, and MPI itself reads the buffer (the packed layout
-            // would copy it in the Pready thread while this rank's other transfers write it).
-            args.options.messages = s.partitions;
-        }
+    } else if (args.options.messages == 0) {
+        // One internal message per partition unless the user asked otherwise: each partition
+        // moves on at once, and MPI itself reads the buffer (the packed layout would copy it
+        // in the Pready thread while this rank's other transfers write it).
+        args.options.messages = s.partitions;
     }
     // The collective owns the datatype handle: the transfers borrow it.
     auto t = std::make_shared<Transfer>(progress::make_endpoint(args, key_), args.options,

@@ -56,8 +56,6 @@ struct CollArgs {
     int root = 0;
     MPI_Comm comm = MPI_COMM_NULL;
     RequestOptions options{};
-    /// The transfers between ranks of one node use the rma backend (when it is available).
-    bool rma_on_node = false;
 };
 
 /// Creates the collective @p a describes: its schedule and its internal transfers (their
@@ -171,8 +169,6 @@ class Collective : public progress::Task, public std::enable_shared_from_this<Co
     TransferPtr add_check(Kind kind, int peer, int tag);
 
     std::vector<MPI_Datatype> owned_types_;
-    /// CollArgs::rma_on_node: the node of every rank of comm_ (else empty).
-    std::vector<int> rma_nodes_;
     std::vector<TransferPtr> all_;
     TransferPtr check_up_send_;                  ///< first round: "my subtree paired", to parent
     std::vector<TransferPtr> check_up_recvs_;    ///< ... from the children

@@ -228,6 +228,4 @@ Table builtin()
     return Table();
 }
 
-bool block_collectives_rma_on_node() { return mpi_flavour() == "openmpi4"; }
-
 }  // namespace mpipcl::tuning

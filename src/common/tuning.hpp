@@ -66,8 +66,4 @@ std::string default_path();
 /// The built-in table of this MPI flavour (used without a tuning file).
 Table builtin();
 
-/// Whether mpipcl_backend=auto gives a block-wise collective's transfers between two ranks of
-/// one node the rma backend on this MPI flavour (docs/config.md, "Backends"): Open MPI 4.
-bool block_collectives_rma_on_node();
-
 }  // namespace mpipcl::tuning

@@ -68,11 +68,6 @@ void pcb_free(PcbReq* r, int n);
 /* Compares @p n bytes; reports the first difference (as an int of the block layout). */
 int pcb_same(const char* got, const char* exp, size_t n, size_t base, const char* what, int round);
 
-/* Under MPIPCL_BACKEND=auto, with every rank on one node: MPIX_Pcl_backend names the backend
- * auto gives a block-wise collective's transfers there (rma on Open MPI 4, persistent on the
- * other MPIs; docs/config.md). Collective over MPI_COMM_WORLD. */
-void pcb_check_auto_backend(MPI_Request req, const char* what);
-
 /* A duplicate of MPI_COMM_WORLD and a periodic 1-D cartesian ring over it, both with
  * MPI_ERRORS_RETURN (the error cases); pcb_error_comms_free frees both. */
 void pcb_error_comms(MPI_Comm* comm, MPI_Comm* ring);

@@ -92,9 +92,6 @@ void pcb_dense_case(char** args, int n, int level)
         }
         pcb_round(r, nreq, s.nthreads, round);
     }
-    for (int i = 0; i < nreq && s.block_ints > 0; ++i) {
-        pcb_check_auto_backend(r[i].req, r[i].name);
-    }
     pcb_free(r, nreq);
     free(r);
     free(d.send);

@@ -106,31 +106,6 @@ char* pcb_alloc_recv(const PcbShape* s, int nblocks, size_t* bytes)
     return buf;
 }
 
-void pcb_check_auto_backend(MPI_Request req, const char* what)
-{
-    const char* backend = getenv("MPIPCL_BACKEND");
-    if (backend == NULL || strcmp(backend, "auto") != 0) {
-        return;
-    }
-    MPI_Comm node;
-    int node_size = 0;
-    TU_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-    TU_MPI(MPI_Comm_size(node, &node_size));
-    TU_MPI(MPI_Comm_free(&node));
-    if (node_size != tu_size) {
-        return;
-    }
-#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION == 4
-    const char* expect = "rma";
-#else
-    const char* expect = "persistent";
-#endif
-    const char* name = "";
-    TU_MPI(MPIX_Pcl_backend(req, &name));
-    TU_CHECK_MSG(strcmp(name, expect) == 0, "%s: auto gave the %s backend, expected %s", what, name,
-                 expect);
-}
-
 void pcb_error_comms(MPI_Comm* comm, MPI_Comm* ring)
 {
     TU_MPI(MPI_Comm_dup(MPI_COMM_WORLD, comm));
