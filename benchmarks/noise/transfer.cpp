@@ -168,11 +168,15 @@ class Partitioned final : public Transfer {
 
     int arrived() override
     {
+        // Returns at the first partition this poll finds: the caller stamps it then, not
+        // after MPI_Parrived on the partitions after it (each may drive a progress pass).
         for (int p = 0; p < e_.partitions; ++p) {
             auto& seen = arrived_flags_[static_cast<std::size_t>(p)];
             if (seen == 0) {
                 check(MPI_Parrived(request_, p, &seen), "MPI_Parrived");
-                arrived_ += seen != 0 ? 1 : 0;
+                if (seen != 0) {
+                    return ++arrived_;
+                }
             }
         }
         return arrived_;

@@ -47,7 +47,8 @@ class Transfer {
 
     /// Receiver: post this iteration's receive (before the barrier, so it is early).
     virtual void post() = 0;
-    /// Receiver: poll once; how many of units() have arrived so far.
+    /// Receiver: poll once (up to the first unit it finds newly arrived); how many of units()
+    /// have arrived so far.
     virtual int arrived() = 0;
     /// Receiver: the units arrived() counts (1 for single, T otherwise).
     [[nodiscard]] virtual int units() const = 0;
