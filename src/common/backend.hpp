@@ -44,6 +44,24 @@ struct Endpoint {
     std::int64_t total_bytes() const { return part_bytes() * partitions; }
 };
 
+/// Whether a backend's progress() may go on for as long as it finds work, rather than take one
+/// step and return: true on the progress thread (set as it starts) and inside MPI_Wait* and
+/// MPI_Test* (DrainScope), where no caller looks at the arrivals between two steps; false
+/// for MPI_Parrived, whose caller acts on each arrival as soon as it sees it.
+inline thread_local bool t_drains __attribute__((tls_model("initial-exec"))) = false;
+
+/// Sets t_drains for a scope (restoring it after).
+class DrainScope {
+   public:
+    DrainScope() noexcept : saved_(t_drains) { t_drains = true; }
+    ~DrainScope() { t_drains = saved_; }
+    DrainScope(const DrainScope&) = delete;
+    DrainScope& operator=(const DrainScope&) = delete;
+
+   private:
+    bool saved_;
+};
+
 /// What a sender asks for in its Setup (the backend's part of the handshake).
 struct Offer {
     BackendKind backend = BackendKind::Persistent;
@@ -67,6 +85,9 @@ struct Agreement {
     /// Persistent backend: the packed layout (docs/design.md); decided by the receiver at
     /// pairing, learnt by the sender from the Reply.
     bool packed = false;
+    /// Persistent backend, receiver: receives posted at a time (0 = all at the start); decided
+    /// by the receiver alone at pairing (progress/backends.cpp), never sent.
+    int recv_window = 0;
     /// The peer's backend data (Offer::extra of its Setup on the receiver, of its Reply on
     /// the sender).
     std::uint64_t peer_extra[4] = {0, 0, 0, 0};

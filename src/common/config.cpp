@@ -235,6 +235,9 @@ Config Config::load()
     if (env_int("MPIPCL_PROGRESS_POLL_US", 1, 1000000, &v)) {
         c.progress_poll_us = static_cast<int>(v);
     }
+    if (env_int("MPIPCL_RECV_WINDOW", 0, 1 << 20, &v)) {
+        c.recv_window = static_cast<int>(v);
+    }
     if (env_int("MPIPCL_RMA", 0, 1, &v)) {
         c.rma_window = v != 0;
     }

@@ -72,6 +72,9 @@ struct Config {
     /// another node, MPI-internal progress); the sleep doubles from MPIPCL_PROGRESS_MAX_SLEEP_US
     /// up to this while its passes find nothing.
     int progress_poll_us = 400;
+    /// MPIPCL_RECV_WINDOW: persistent receives from a rank on the same node (Open MPI) are
+    /// posted this many at a time, each replaced as it completes; 0 posts all at the start.
+    int recv_window = 4;
     bool rma_window = true;   ///< MPIPCL_RMA (0/1): create the RMA window
     int rma_max_attach = -1;  ///< MPIPCL_RMA_MAX_ATTACH: attachment budget, -1 = ask the MPI
     /// MPIPCL_RMA_PUT_BYTES: largest single MPI_Put, 0 = no limit. MPICH moves a large Put
@@ -131,6 +134,11 @@ inline constexpr std::int64_t kAwaitCompletionNs = 5000000;
 /// First nap of the progress thread once it finds that an application thread drove progress
 /// since it last looked; it doubles while that goes on, up to MPIPCL_PROGRESS_STAND_DOWN_US.
 inline constexpr std::int64_t kProgressStandDownFirstNs = 200000;
+/// Smallest internal message (bytes, on average over a transfer) whose receives the
+/// persistent backend posts in a window (Config::recv_window): above every shared-memory
+/// eager limit, so that a message whose receive is not posted yet waits as a header, not as
+/// a buffered copy.
+inline constexpr std::int64_t kRecvWindowMinBytes = 64 * 1024;
 /// Open MPI (pml ob1 with btl vader / sm and a single-copy mechanism, CMA or XPMEM: the Debian
 /// packages' default) moves a message between two processes of one node either as an eager
 /// copy made inside the send call or with a single copy that the receiver makes: once a send

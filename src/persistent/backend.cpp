@@ -94,7 +94,12 @@ constexpr BackendModule kPersistentModule = {
 namespace mpipcl::persistent {
 
 PersistentBackend::PersistentBackend(const Endpoint& ep, const Agreement& a, MPI_Comm comm)
-    : send_(ep.kind == Kind::Send), peer_(ep.peer_world), map_(map_of(a))
+    : send_(ep.kind == Kind::Send),
+      peer_(ep.peer_world),
+      map_(map_of(a)),
+      window_(ep.kind == Kind::Recv && a.recv_window < map_.messages() ? a.recv_window : 0),
+      tag_base_(a.tag_base),
+      comm_(comm)
 {
     const int m_count = map_.messages();
     reqs_.assign(m_count, MPI_REQUEST_NULL);
@@ -175,6 +180,14 @@ void PersistentBackend::start(std::uint64_t /*round*/)
         arrived_[m].store(0, std::memory_order_relaxed);
     }
     remaining_ = m_count;
+    if (window_ > 0) {
+        posted_.assign(static_cast<std::size_t>(m_count), 0);
+        posted_count_ = 0;
+        next_post_ = 0;
+        probe_at_ = 0;
+        fill_window();
+        return;
+    }
     pend_all();
     MPIPCL_CHECK_MPI(m_count == 1 ? PMPI_Start(reqs_.data())
                                   : PMPI_Startall(m_count, reqs_.data()));
@@ -214,6 +227,67 @@ void PersistentBackend::flush() noexcept
             started_.fetch_add(n, std::memory_order_release);
         }
     } while (ready_.next_batch(&h));
+}
+
+void PersistentBackend::post(int m)
+{
+    MPIPCL_CHECK_MPI(PMPI_Start(&reqs_[m]));
+    posted_[m] = 1;
+    ++posted_count_;
+    pending_.push_back(reqs_[m]);
+    pending_msg_.push_back(m);
+}
+
+void PersistentBackend::fill_window()
+{
+    const int m_count = map_.messages();
+    while (static_cast<int>(pending_.size()) < window_ && next_post_ < m_count) {
+        if (posted_[next_post_] == 0) {
+            post(next_post_);
+        }
+        ++next_post_;
+    }
+}
+
+bool PersistentBackend::probe_unposted()
+{
+    const int m_count = map_.messages();
+    int m = probe_at_;
+    for (int k = 0; k < m_count && posted_[m] != 0; ++k) {
+        m = m + 1 < m_count ? m + 1 : 0;
+    }
+    probe_at_ = m + 1 < m_count ? m + 1 : 0;
+    int flag = 0;
+    MPIPCL_CHECK_MPI(PMPI_Iprobe(peer_, tag_base_ + m, comm_, &flag, MPI_STATUS_IGNORE));
+    if (flag == 0) {
+        return false;
+    }
+    post(m);
+    return true;
+}
+
+template <class Done>
+void PersistentBackend::slide_window(Done&& done)
+{
+    // A probe costs an MPI progress call: a pass gives up after this many probes in a row
+    // that found nothing (messages that come out of order are posted as long as probes find
+    // them). MPI_Parrived's pass takes one step and its caller looks at the arrivals in
+    // between; the progress thread and MPI_Wait/Test go on while receives complete
+    // (t_drains; other threads read the flags meanwhile).
+    constexpr int kProbeMissesPerPass = 2;
+    int misses = kProbeMissesPerPass;
+    int steps = t_drains ? INT_MAX : 1;
+    while (posted_count_ < map_.messages() && steps-- > 0) {
+        if (static_cast<int>(pending_.size()) < window_) {
+            fill_window();
+        } else if (misses == 0) {
+            return;
+        } else if (!probe_unposted()) {
+            --misses;
+            continue;
+        }
+        test_pending(done);
+    }
 }
 
 bool PersistentBackend::arrived(int p) const noexcept
@@ -274,12 +348,16 @@ bool PersistentBackend::progress()
         test_pending([](int) {});
         return pending_.empty();
     }
-    test_pending([this](int m) {
+    const auto arrival = [this](int m) {
         // sync: release publishes the received bytes to lock-free Parrived readers.
         arrived_[m].store(1, std::memory_order_release);
         --remaining_;
         data_traffic().received(peer_);
-    });
+    };
+    test_pending(arrival);
+    if (window_ > 0) {
+        slide_window(arrival);
+    }
     return remaining_ == 0;
 }
 
@@ -304,8 +382,9 @@ void PersistentBackend::describe(char* out, std::size_t n) const noexcept
                       map_.messages(), started_.load(std::memory_order_relaxed), pending_.size(),
                       pend, queue, flush_error_.load(std::memory_order_relaxed));
     } else {
-        std::snprintf(out, n, "persistent recv: messages=%d remaining=%d pending=%zu[%s]",
-                      map_.messages(), remaining_, pending_.size(), pend);
+        std::snprintf(
+            out, n, "persistent recv: messages=%d remaining=%d pending=%zu[%s] window=%d posted=%d",
+            map_.messages(), remaining_, pending_.size(), pend, window_, posted_count_);
     }
 }
 

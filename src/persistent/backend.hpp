@@ -110,6 +110,14 @@ class PersistentBackend final : public Backend {
 
     int remaining_ = 0;  ///< messages of this round not yet arrived
 
+    const int window_ = 0;              ///< receives posted at a time, 0 = all at the start
+    const int tag_base_ = 0;            ///< the first data tag (probes)
+    const MPI_Comm comm_;               ///< the private communicator (probes)
+    std::vector<std::uint8_t> posted_;  ///< per message: started this round
+    int posted_count_ = 0;
+    int next_post_ = 0;  ///< the message fill_window() looks at first
+    int probe_at_ = 0;   ///< the message probe_unposted() looks at first
+
     // Engine side, both directions: the internal requests not yet complete this round and
     // their message numbers, compacted as they complete, so a progress pass costs
     // O(pending), not O(messages).
@@ -118,6 +126,20 @@ class PersistentBackend final : public Backend {
     /// Tests pending_ (Testsome); removes what completed, reporting each message to @p done.
     template <class Done>
     void test_pending(Done&& done);
+
+    // Receiver with a window (Agreement::recv_window): at most window_ receives are posted
+    // at a time, in message order; a message that arrives out of order is found by
+    // MPI_Iprobe and posted beyond the window.
+    /// Starts receive @p m and makes it pending.
+    void post(int m);
+    /// Posts unposted receives in message order until window_ are pending.
+    void fill_window();
+    /// Probes the next unposted message (round robin); posts it if it has arrived.
+    bool probe_unposted();
+    /// After a pass's test: refills the window (and posts what probes find) and tests again
+    /// while receives complete: window_ messages per MPI call.
+    template <class Done>
+    void slide_window(Done&& done);
 };
 
 }  // namespace mpipcl::persistent

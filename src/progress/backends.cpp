@@ -11,6 +11,7 @@
 #include "common/log.hpp"
 #include "common/tuning.hpp"
 #include "mpipcl_config.h"
+#include "progress/comm_info.hpp"
 
 namespace mpipcl::progress::backends {
 
@@ -81,6 +82,26 @@ BackendKind agree(BackendKind sender, BackendKind receiver) noexcept
     return sender == receiver ? receiver : BackendKind::Persistent;
 }
 
+namespace {
+int recv_window(const Endpoint& ep, const Agreement& a, MPI_Comm comm)
+{
+    // Open MPI's shared-memory receiver copies every matched message of a peer in one
+    // progress call (btl vader drains its queue, each single copy synchronous): with all
+    // receives posted, messages that arrive together complete together, after the last one.
+    // Posted a few at a time, each progress call copies only those, and MPI_Parrived sees the
+    // partitions one by one (docs/design.md, "Receive window").
+    const int window = config().recv_window;
+    if (!kOnNodeReceiverCopies || window <= 0 || a.packed || a.messages <= window ||
+        ep.total_bytes() / a.messages < kRecvWindowMinBytes) {
+        return 0;
+    }
+    int me = 0;
+    PMPI_Comm_rank(comm, &me);
+    const int node = node_of_world(me);
+    return node >= 0 && node == node_of_world(ep.peer_world) ? window : 0;
+}
+}  // namespace
+
 Offer offer(const Endpoint& ep, const RequestOptions& opts)
 {
     if (opts.backend == BackendKind::Rma) {
@@ -117,6 +138,7 @@ std::unique_ptr<Backend> create(const Endpoint& ep, const RequestOptions& opts, 
     const bool recv = ep.kind == Kind::Recv;
     if (recv) {
         a->packed = persistent.packs != nullptr && persistent.packs(ep, *a);
+        a->recv_window = recv_window(ep, *a, comm);
         a->tag_base = tags->allocate(persistent.tags_needed(*a));
         if (a->tag_base < 0) {
             throw Error(ErrId::Internal, "out of data tags on the private communicator");

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "common/backend.hpp"
 #include "common/backoff.hpp"
 #include "common/config.hpp"
 
@@ -19,7 +20,10 @@ void ProgressThread::start(Work& work)
         return;
     }
     Work* w = &work;
-    thread_ = std::thread([this, w] { main(*w); });
+    thread_ = std::thread([this, w] {
+        t_drains = true;  // nobody looks at the arrivals between this thread's steps
+        main(*w);
+    });
     running_.store(true, std::memory_order_release);
 }
 

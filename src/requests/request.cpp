@@ -202,6 +202,7 @@ bool Request::peek(MPI_Status* status, Poll poll) noexcept
         // transfer only, mostly: one MPI test per poll, not one per active transfer. A
         // collective's pass is a full one (its transfers and its task); in a wait loop it is
         // skipped while another thread is in a pass (Poll::Wait).
+        const DrainScope drain;
         if (c_) {
             Engine::instance().progress(poll == Poll::Test);
         } else {
