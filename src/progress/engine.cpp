@@ -269,6 +269,7 @@ bool Engine::pass(std::unique_lock<std::mutex>& lk, bool all) noexcept
     if (all) {  // only a full pass sees the control channel
         const bool settled = tasks_wait_locked() && ctrl_.sends_in_flight() == 0;
         quiet_.store(quiet && settled, std::memory_order_relaxed);
+        local_sends_only_.store(local_sends_ && settled, std::memory_order_relaxed);
         rung_for_all_.store(rung_ && settled, std::memory_order_relaxed);
     }
     const bool changed = active_.count() != before || handshake_.pending() != pairs_before ||
@@ -323,6 +324,15 @@ bool Engine::quiet_send_locked(const Transfer& t) const noexcept
     return peer_node >= 0 && peer_node == node_ && t.backend()->sends_handed_over();
 }
 
+bool Engine::local_send_locked(const Transfer& t) const noexcept
+{
+    if (t.kind() != Kind::Send || t.backend() == nullptr) {
+        return false;
+    }
+    const int peer_node = node_of_world(t.endpoint().peer_world);
+    return peer_node >= 0 && peer_node == node_;
+}
+
 bool Engine::tasks_wait_locked() const noexcept
 {
     return std::all_of(tasks_.begin(), tasks_.end(),
@@ -347,13 +357,16 @@ bool Engine::progress_locked(bool all)
     bool awaited = false;
     bool quiet = all && handshake_.pending() == 0;  // only a full pass records it
     bool rung = quiet;
+    bool local_sends = quiet;
     active_.advance_all([&](Transfer& t) {
         const bool done = advance_locked(t);
         awaited = awaited || (!done && t.wants_every_pass());
         quiet = quiet && (done || quiet_send_locked(t));
         rung = rung && (done || rung_for_locked(t));
+        local_sends = local_sends && (done || local_send_locked(t));
         return done;
     });
+    local_sends_ = local_sends && !awaited;
     ctrl_awaited_ = awaited;
     wants_polling_.store(awaited, std::memory_order_relaxed);
     rung_ = rung && !awaited;

@@ -157,6 +157,10 @@ class Engine final : private ProgressThread::Work {
     bool has_work() const noexcept override;
     bool try_pass() noexcept override;
     bool quiet() const noexcept override { return quiet_.load(std::memory_order_relaxed); }
+    bool local_sends_only() const noexcept override
+    {
+        return local_sends_only_.load(std::memory_order_relaxed);
+    }
     bool rung_for_all() const noexcept override
     {
         return rung_for_all_.load(std::memory_order_relaxed);
@@ -186,6 +190,8 @@ class Engine final : private ProgressThread::Work {
     /// Pready starts its own units, so also before the first Pready) to a peer on
     /// this node, on an MPI whose receiver there copies the data (kOnNodeReceiverCopies).
     bool quiet_send_locked(const Transfer& t) const noexcept;
+    /// Running transfer @p t is a send to a peer on this node (Work::local_sends_only).
+    bool local_send_locked(const Transfer& t) const noexcept;
     /// Every running task waits on its transfers (Task::waits_on_transfers).
     bool tasks_wait_locked() const noexcept;
     /// Advances every running task; takes those that are done off the list.
@@ -221,6 +227,9 @@ class Engine final : private ProgressThread::Work {
     /// waiting on them, no pairing pending and no control message to send: the progress
     /// thread naps (ProgressThread::Work::quiet).
     std::atomic<bool> quiet_{false};
+    /// The last full pass found only sends to this node's ranks running, every task waiting
+    /// on them, nothing else to do (ProgressThread::Work::local_sends_only).
+    std::atomic<bool> local_sends_only_{false};
     /// The last full pass found every running transfer rung for (ProgressThread::Work).
     std::atomic<bool> rung_for_all_{false};
     /// ctrl_awaited_ for lock-free readers (ProgressThread::Work::wants_polling).
@@ -241,6 +250,8 @@ class Engine final : private ProgressThread::Work {
     /// data that moves only while this process is inside MPI (an RMA receiver,
     /// Backend::wants_mpi_progress): poll the control channel on every pass.
     bool ctrl_awaited_ = false;
+    /// The last pass found only sends to this node's ranks running (progress_locked).
+    bool local_sends_ = false;
     /// The last progress_locked found every running transfer rung for (rung_for_locked).
     bool rung_ = false;
     unsigned user_passes_ = 0;

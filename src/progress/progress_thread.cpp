@@ -126,6 +126,9 @@ void ProgressThread::main(Work& work)
         return;
     }
     Backoff busy(kProgressYieldUs, config().progress_max_sleep_us);
+    // Sends to ranks of this node on MPICH: its shared-memory path needs the sender's progress
+    // only now and then (a poll every 50 us took 10-30 % of a computing core).
+    Backoff local_sends(0, std::max(config().progress_max_sleep_us, config().progress_poll_us));
     for (;;) {
         work.dump_if_requested();
         const Step step = next_step(work);
@@ -134,6 +137,7 @@ void ProgressThread::main(Work& work)
         }
         if (step == Step::StoodDown || step == Step::Slept) {
             busy.reset();
+            local_sends.reset();
             // Failed transfers wait to answer peers that pair with them late: after each long
             // idle wait the control channel is read, also while the application stays out of
             // the library (blocked in a plain MPI call that waits for such a peer, say). While
@@ -152,23 +156,32 @@ void ProgressThread::main(Work& work)
             std::this_thread::sleep_for(std::chrono::nanoseconds(stand_down_ns_));
             stood_down();
             busy.reset();
+            local_sends.reset();
             continue;
         }
         stand_down_ns_ = kProgressStandDownFirstNs;
-        // try_pass() releases the engine lock before the back-off below: an application thread
-        // in MPI_Wait/MPI_Test (progress_for) blocks on it, and would otherwise wait out the
-        // whole sleep.
-        // A pass that found only sends whose receivers move the data (Work::quiet) leaves the
-        // thread nothing to do but notice their completion: it looks again only after a long
-        // nap, and the cores stay with the processes that copy (a partitioned bcast's root on
-        // a node with more ranks than cores).
-        if (work.try_pass()) {
-            busy.reset();
-        } else if (config().progress_quiet_us > 0 && work.quiet()) {
-            quiet_wait();
-        } else {
-            busy.pause();
-        }
+        pass_then_back_off(work, busy, local_sends);
+    }
+}
+
+void ProgressThread::pass_then_back_off(Work& work, Backoff& busy, Backoff& local_sends)
+{
+    // try_pass() releases the engine lock before the back-off below: an application thread
+    // in MPI_Wait/MPI_Test (progress_for) blocks on it, and would otherwise wait out the
+    // whole sleep.
+    // A pass that found only sends whose receivers move the data (Work::quiet) leaves the
+    // thread nothing to do but notice their completion: it looks again only after a long
+    // nap, and the cores stay with the processes that copy (a partitioned bcast's root on
+    // a node with more ranks than cores).
+    if (work.try_pass()) {
+        busy.reset();
+        local_sends.reset();
+    } else if (config().progress_quiet_us > 0 && work.quiet()) {
+        quiet_wait();
+    } else if (work.local_sends_only()) {
+        local_sends.pause();
+    } else {
+        busy.pause();
     }
 }
 

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/backoff.hpp"
 #include "progress/doorbell.hpp"
 
 namespace mpipcl::progress {
@@ -29,6 +30,10 @@ class ProgressThread {
         /// matter: every active request is a started send whose receiver moves the data
         /// (Engine's quiet state). Lock-free.
         virtual bool quiet() const noexcept = 0;
+        /// The last full pass found only sends to ranks on this node running, on an MPI whose
+        /// shared-memory sends need this process's progress (MPICH): the thread mode polls them
+        /// at an interval that doubles up to MPIPCL_PROGRESS_POLL_US. Lock-free.
+        virtual bool local_sends_only() const noexcept = 0;
         /// Event and offload modes: the last full pass found every running transfer's peer on
         /// this node's doorbells, on an MPI whose receiver there copies the data (nothing this
         /// thread must poll for: the peers ring it). Lock-free.
@@ -95,6 +100,9 @@ class ProgressThread {
     /// Work that needs nothing from this thread (Work::quiet): naps MPIPCL_PROGRESS_QUIET_US
     /// unless woken or stopped.
     void quiet_wait();
+    /// Thread mode: one pass, then the back-off that fits what it found (@p local_sends while
+    /// only sends to this node's ranks run, else @p busy).
+    void pass_then_back_off(Work& work, Backoff& busy, Backoff& local_sends);
     /// The nap while an application thread drives progress doubles, up to the stand-down cap.
     void stood_down();
 
