@@ -326,7 +326,8 @@ bool Engine::quiet_send_locked(const Transfer& t) const noexcept
 
 bool Engine::local_send_locked(const Transfer& t) const noexcept
 {
-    if (t.kind() != Kind::Send || t.backend() == nullptr) {
+    // Handed over: no unit waits for this thread to start it (an rma sender's Puts do).
+    if (t.kind() != Kind::Send || t.backend() == nullptr || !t.backend()->sends_handed_over()) {
         return false;
     }
     const int peer_node = node_of_world(t.endpoint().peer_world);

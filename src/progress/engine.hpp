@@ -190,7 +190,8 @@ class Engine final : private ProgressThread::Work {
     /// Pready starts its own units, so also before the first Pready) to a peer on
     /// this node, on an MPI whose receiver there copies the data (kOnNodeReceiverCopies).
     bool quiet_send_locked(const Transfer& t) const noexcept;
-    /// Running transfer @p t is a send to a peer on this node (Work::local_sends_only).
+    /// Running transfer @p t is a send with no unit waiting to be started
+    /// (Backend::sends_handed_over) to a peer on this node (Work::local_sends_only).
     bool local_send_locked(const Transfer& t) const noexcept;
     /// Every running task waits on its transfers (Task::waits_on_transfers).
     bool tasks_wait_locked() const noexcept;
