@@ -259,17 +259,18 @@ bool Engine::pass(std::unique_lock<std::mutex>& lk, bool all) noexcept
     const int before = active_.count();
     const int pairs_before = handshake_.pending();
     const int tasks_before = tasks_count_.load(std::memory_order_relaxed);
-    bool quiet = false;
+    bool local_sends = false;
     try {
-        quiet = progress_locked(all);
+        local_sends = progress_locked(all);
     } catch (const std::exception& e) {
         MPIPCL_LOG(Error, "progress failed: %s", e.what());
     }
     advance_tasks_locked();
     if (all) {  // only a full pass sees the control channel
         const bool settled = tasks_wait_locked() && ctrl_.sends_in_flight() == 0;
-        quiet_.store(quiet && settled, std::memory_order_relaxed);
-        local_sends_only_.store(local_sends_ && settled, std::memory_order_relaxed);
+        // On an MPI whose receiver copies, such sends need nothing but their completion.
+        quiet_.store(kOnNodeReceiverCopies && local_sends && settled, std::memory_order_relaxed);
+        local_sends_only_.store(local_sends && settled, std::memory_order_relaxed);
         rung_for_all_.store(rung_ && settled, std::memory_order_relaxed);
     }
     const bool changed = active_.count() != before || handshake_.pending() != pairs_before ||
@@ -315,15 +316,6 @@ void Engine::dump_locked() noexcept
     }
 }
 
-bool Engine::quiet_send_locked(const Transfer& t) const noexcept
-{
-    if (!kOnNodeReceiverCopies || t.kind() != Kind::Send || t.backend() == nullptr) {
-        return false;
-    }
-    const int peer_node = node_of_world(t.endpoint().peer_world);
-    return peer_node >= 0 && peer_node == node_ && t.backend()->sends_handed_over();
-}
-
 bool Engine::local_send_locked(const Transfer& t) const noexcept
 {
     // Handed over: no unit waits for this thread to start it (an rma sender's Puts do).
@@ -356,22 +348,19 @@ bool Engine::progress_locked(bool all)
     }
     ctrl_.complete_sends();
     bool awaited = false;
-    bool quiet = all && handshake_.pending() == 0;  // only a full pass records it
-    bool rung = quiet;
-    bool local_sends = quiet;
+    bool local_sends = all && handshake_.pending() == 0;  // only a full pass records it
+    bool rung = local_sends;
     active_.advance_all([&](Transfer& t) {
         const bool done = advance_locked(t);
         awaited = awaited || (!done && t.wants_every_pass());
-        quiet = quiet && (done || quiet_send_locked(t));
         rung = rung && (done || rung_for_locked(t));
         local_sends = local_sends && (done || local_send_locked(t));
         return done;
     });
-    local_sends_ = local_sends && !awaited;
     ctrl_awaited_ = awaited;
     wants_polling_.store(awaited, std::memory_order_relaxed);
     rung_ = rung && !awaited;
-    return quiet && !awaited;
+    return local_sends && !awaited;
 }
 
 void Engine::start_thread_locked()

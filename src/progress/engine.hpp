@@ -176,8 +176,8 @@ class Engine final : private ProgressThread::Work {
     bool pass(std::unique_lock<std::mutex>& lk, bool all) noexcept;
     /// Logs the engine's and every transfer's state (MPIPCL_DUMP_SIGNAL).
     void dump_locked() noexcept;
-    /// Returns whether every running transfer left is quiet (quiet_send_locked); a full pass
-    /// (@p all) records rung_for_all_.
+    /// Returns whether every running transfer left is a send to this node (local_send_locked);
+    /// a full pass (@p all) records rung_for_all_.
     bool progress_locked(bool all);
     /// Running transfer @p t's peer rings this process whenever it moves something
     /// (Engine::rung_for_all).
@@ -185,13 +185,12 @@ class Engine final : private ProgressThread::Work {
     {
         return kOnNodeReceiverCopies && bells_on_ && bells_.reaches(t.endpoint().peer_world);
     }
-    /// Running transfer @p t needs nothing more from this process but the notice that it
-    /// completed: a send with no unit waiting to be started (Backend::sends_handed_over; a
-    /// Pready starts its own units, so also before the first Pready) to a peer on
-    /// this node, on an MPI whose receiver there copies the data (kOnNodeReceiverCopies).
-    bool quiet_send_locked(const Transfer& t) const noexcept;
     /// Running transfer @p t is a send with no unit waiting to be started
-    /// (Backend::sends_handed_over) to a peer on this node (Work::local_sends_only).
+    /// (Backend::sends_handed_over; a Pready starts its own units, so also before the first
+    /// Pready) to a peer on this node. On an MPI whose receiver there copies the data
+    /// (kOnNodeReceiverCopies) it needs nothing more from this process but the notice that it
+    /// completed (Work::quiet); elsewhere its sends need this process's progress only now and
+    /// then (Work::local_sends_only).
     bool local_send_locked(const Transfer& t) const noexcept;
     /// Every running task waits on its transfers (Task::waits_on_transfers).
     bool tasks_wait_locked() const noexcept;
@@ -224,9 +223,10 @@ class Engine final : private ProgressThread::Work {
 
     /// A thread holds the engine lock for a pass (parrived_missed reads it lock-free).
     std::atomic<bool> passing_{false};
-    /// The last full pass found every running transfer quiet (quiet_send_locked), every task
-    /// waiting on them, no pairing pending and no control message to send: the progress
-    /// thread naps (ProgressThread::Work::quiet).
+    /// The last full pass found every running transfer a local send (local_send_locked) on an
+    /// MPI whose receiver copies (kOnNodeReceiverCopies), every task waiting on them, no pairing
+    /// pending and no control message to send: the progress thread naps
+    /// (ProgressThread::Work::quiet).
     std::atomic<bool> quiet_{false};
     /// The last full pass found only sends to this node's ranks running, every task waiting
     /// on them, nothing else to do (ProgressThread::Work::local_sends_only).
@@ -251,8 +251,6 @@ class Engine final : private ProgressThread::Work {
     /// data that moves only while this process is inside MPI (an RMA receiver,
     /// Backend::wants_mpi_progress): poll the control channel on every pass.
     bool ctrl_awaited_ = false;
-    /// The last pass found only sends to this node's ranks running (progress_locked).
-    bool local_sends_ = false;
     /// The last progress_locked found every running transfer rung for (rung_for_locked).
     bool rung_ = false;
     unsigned user_passes_ = 0;
