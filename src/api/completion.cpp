@@ -6,10 +6,12 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <vector>
 
 #include "common/backoff.hpp"
+#include "common/config.hpp"
 #include "common/error.hpp"
 #include "mpipcl.h"
 #include "progress/engine.hpp"
@@ -261,16 +263,39 @@ mpipcl::progress::Engine& engine() { return mpipcl::progress::Engine::instance()
 
 /// The event and offload modes' wait (Engine::waits_sleep): until @p done() (which makes a
 /// pass) is true, sleeps on the doorbell between passes. The count is read before the pass,
-/// so a ring during it ends the sleep at once.
-template <class Done>
-void sleep_until(Done&& done)
+/// so a ring during it ends the sleep at once. In the event mode the wait polls instead, as
+/// the thread mode's does, for kEventBurstNs after each ring (the peer's next piece often
+/// follows, and a sleeping waiter would pay a wake-up for each) and while @p finishing() (a
+/// receive with all but its last piece in: that one often comes after the longest gap).
+template <class Done, class Finishing>
+void sleep_until(Done&& done, Finishing&& finishing)
 {
+    using Clock = std::chrono::steady_clock;
+    struct Waiting {  // the progress thread stands down while this thread waits
+        Waiting() { engine().wait_begins(); }
+        ~Waiting() { engine().wait_ends(); }
+        Waiting(const Waiting&) = delete;
+        Waiting& operator=(const Waiting&) = delete;
+    } waiting;
+    const bool bursts = engine().waits_poll_after_rings();
+    Backoff b = mpipcl::user_wait_backoff();
+    auto burst_end = Clock::time_point::min();
+    std::uint32_t seen = engine().rings();
     for (;;) {
-        const std::uint32_t seen = engine().rings();
         if (done()) {
             return;
         }
-        engine().await_ring(seen);
+        if (bursts && (finishing() || Clock::now() < burst_end)) {
+            b.pause();
+        } else {
+            engine().await_ring(seen);
+        }
+        const std::uint32_t rung = engine().rings();
+        if (rung != seen && bursts) {
+            burst_end = Clock::now() + std::chrono::nanoseconds(mpipcl::kEventBurstNs);
+            b.reset();
+        }
+        seen = rung;
     }
 }
 
@@ -349,7 +374,8 @@ MPIPCL_API int MPI_Wait(MPI_Request* request, MPI_Status* status)
         call.on(r->comm());
         int err = MPI_SUCCESS;
         if (engine().waits_sleep()) {
-            sleep_until([&] { return r->try_complete(status, &err, Poll::Wait); });
+            sleep_until([&] { return r->try_complete(status, &err, Poll::Wait); },
+                        [&] { return r->finishing(); });
             return call.raise(err);
         }
         Backoff b = mpipcl::user_wait_backoff();
@@ -408,15 +434,24 @@ MPIPCL_API int MPI_Waitall(int count, MPI_Request array_of_requests[],
         }
         bool others_done = a.others() == 0;
         if (others_done && engine().waits_sleep()) {
-            sleep_until([&] {
-                for (int i = 0; i < count; ++i) {
-                    if (a.mine(i) && !done[i] && a.complete_mine(i, a.status(i), Poll::Wait)) {
-                        done[i] = 1;
-                        --pending_mine;
+            sleep_until(
+                [&] {
+                    for (int i = 0; i < count; ++i) {
+                        if (a.mine(i) && !done[i] && a.complete_mine(i, a.status(i), Poll::Wait)) {
+                            done[i] = 1;
+                            --pending_mine;
+                        }
                     }
-                }
-                return pending_mine == 0;
-            });
+                    return pending_mine == 0;
+                },
+                [&] {  // every request left is finishing
+                    for (int i = 0; i < count; ++i) {
+                        if (a.mine(i) && !done[i] && !a.mine(i)->finishing()) {
+                            return false;
+                        }
+                    }
+                    return true;
+                });
             return a.finish(call, count);
         }
         Backoff b = mpipcl::user_wait_backoff();

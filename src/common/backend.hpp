@@ -118,6 +118,11 @@ class Backend {
     virtual void flush() noexcept = 0;
     /// lock-free (sender): complete units wait in the ready queue for a flush (a hint).
     bool units_queued() const noexcept { return ready_.pending(); }
+    /// lock-free (receiver): all but the last of the round's data arrived, so the round
+    /// completes with the next arrival. A hint for waits that sleep (the event mode's MPI_Wait
+    /// polls then, so that the last piece, which often comes after the longest gap, finds it
+    /// awake).
+    virtual bool finishing() const noexcept { return false; }
     /// lock-free (sender): the queued work is long (RMA: Puts and MPI_Win_flush calls that may
     /// wait for the target), so a Pready caller should leave it to the progress thread and the
     /// completion calls when a progress thread runs, instead of issuing it itself.

@@ -179,12 +179,13 @@ void PersistentBackend::start(std::uint64_t /*round*/)
     for (int m = 0; m < m_count; ++m) {
         arrived_[m].store(0, std::memory_order_relaxed);
     }
-    remaining_ = m_count;
+    remaining_.store(m_count, std::memory_order_relaxed);
     if (window_ > 0) {
         posted_.assign(static_cast<std::size_t>(m_count), 0);
         posted_count_ = 0;
         next_post_ = 0;
         probe_at_ = 0;
+        moved_ = false;
         fill_window();
         return;
     }
@@ -351,14 +352,18 @@ bool PersistentBackend::progress()
     const auto arrival = [this](int m) {
         // sync: release publishes the received bytes to lock-free Parrived readers.
         arrived_[m].store(1, std::memory_order_release);
-        --remaining_;
+        remaining_.fetch_sub(1, std::memory_order_relaxed);  // under the engine lock
         data_traffic().received(peer_);
     };
+    const int remaining = remaining_.load(std::memory_order_relaxed);
+    const int posted = posted_count_;
     test_pending(arrival);
     if (window_ > 0) {
         slide_window(arrival);
+        const int left = remaining_.load(std::memory_order_relaxed);
+        moved_ = left > 0 && (left != remaining || posted_count_ != posted);
     }
-    return remaining_ == 0;
+    return remaining_.load(std::memory_order_relaxed) == 0;
 }
 
 bool PersistentBackend::sends_handed_over() const noexcept
@@ -384,7 +389,8 @@ void PersistentBackend::describe(char* out, std::size_t n) const noexcept
     } else {
         std::snprintf(
             out, n, "persistent recv: messages=%d remaining=%d pending=%zu[%s] window=%d posted=%d",
-            map_.messages(), remaining_, pending_.size(), pend, window_, posted_count_);
+            map_.messages(), remaining_.load(std::memory_order_relaxed), pending_.size(), pend,
+            window_, posted_count_);
     }
 }
 
@@ -396,6 +402,7 @@ void PersistentBackend::abort_round() noexcept
     for (const int m : pending_msg_) {  // the receives still posted this round
         cancel_receive(&reqs_[m], peer_);
     }
+    moved_ = false;
     pending_.clear();
     pending_msg_.clear();
 }

@@ -81,6 +81,15 @@ class PersistentBackend final : public Backend {
     bool arrived(int p) const noexcept override;
     bool progress() override;
     bool sends_handed_over() const noexcept override;
+    /// A windowed receiver whose last pass moved something (a receive completed or was
+    /// posted): what it posted may match data that is already here, which only this process's
+    /// next MPI call copies, and no peer rings for it again.
+    bool wants_mpi_progress() const noexcept override { return moved_; }
+    /// A receiver with every message but the last in (and more than one message).
+    bool finishing() const noexcept override
+    {
+        return !send_ && remaining_.load(std::memory_order_relaxed) == 1 && map_.messages() > 1;
+    }
     void abort_round() noexcept override;
     int tags_used() const noexcept override { return map_.messages(); }
     void describe(char* out, std::size_t n) const noexcept override;
@@ -108,15 +117,18 @@ class PersistentBackend final : public Backend {
     std::vector<int> last_;
     std::vector<int> indices_;
 
-    int remaining_ = 0;  ///< messages of this round not yet arrived
+    /// Messages of this round not yet arrived (written under the engine lock; finishing()
+    /// reads it without).
+    std::atomic<int> remaining_{0};
 
     const int window_ = 0;              ///< receives posted at a time, 0 = all at the start
     const int tag_base_ = 0;            ///< the first data tag (probes)
     const MPI_Comm comm_;               ///< the private communicator (probes)
     std::vector<std::uint8_t> posted_;  ///< per message: started this round
     int posted_count_ = 0;
-    int next_post_ = 0;  ///< the message fill_window() looks at first
-    int probe_at_ = 0;   ///< the message probe_unposted() looks at first
+    int next_post_ = 0;   ///< the message fill_window() looks at first
+    int probe_at_ = 0;    ///< the message probe_unposted() looks at first
+    bool moved_ = false;  ///< windowed receiver: the last pass completed or posted a receive
 
     // Engine side, both directions: the internal requests not yet complete this round and
     // their message numbers, compacted as they complete, so a progress pass costs

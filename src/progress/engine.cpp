@@ -76,7 +76,7 @@ void Engine::init_progress_mode()
     offload_ = mode == ProgressMode::Offload;
     if (bells_on_) {
         bells_.init(comm_);
-        thread_.use_doorbell(&bells_);
+        thread_.use_doorbell(&bells_, offload_);
         ctrl_.use_doorbells(&bells_);
     }
 }
@@ -97,7 +97,7 @@ void Engine::finalize()
     backends::finalize();
     if (bells_on_) {
         ctrl_.use_doorbells(nullptr);
-        thread_.use_doorbell(nullptr);
+        thread_.use_doorbell(nullptr, false);
         bells_.finalize();
         bells_on_ = false;
     }
@@ -193,11 +193,16 @@ bool Engine::progress(bool wait) noexcept
     return pass(lk, false);
 }
 
-bool Engine::progress_for(Transfer& t) noexcept
+bool Engine::progress_for(Transfer& t, bool wait_for_lock) noexcept
 {
     constexpr unsigned kFullPassEvery = 8;
     thread_.note_user_progress();
-    std::unique_lock<std::mutex> lk(mu_);
+    std::unique_lock<std::mutex> lk(mu_, std::defer_lock);
+    if (wait_for_lock) {
+        lk.lock();
+    } else if (!lk.try_lock()) {
+        return false;  // the other thread's pass advances t; the wait loop looks again
+    }
     if (++for_passes_ % kFullPassEvery == 0) {
         return pass(lk, true);  // also polls the control channel
     }
@@ -212,6 +217,10 @@ bool Engine::progress_for(Transfer& t) noexcept
     } catch (const std::exception& e) {
         MPIPCL_LOG(Error, "progress failed: %s", e.what());
     }
+    if (!done && t.wants_every_pass()) {  // as a full pass would note it (progress_locked)
+        ctrl_awaited_ = true;
+        wants_polling_.store(true, std::memory_order_relaxed);
+    }
     if (done) {
         active_.remove(t);  // as a full pass would
         if (bells_on_) {
@@ -223,7 +232,11 @@ bool Engine::progress_for(Transfer& t) noexcept
 
 void Engine::await_ring(std::uint32_t seen) noexcept
 {
-    const bool rung = rung_for_all_.load(std::memory_order_relaxed) || quiet();
+    // A transfer that wants every pass (Transfer::wants_every_pass) moves only while this
+    // process calls MPI, whatever its peer rings.
+    const bool rung = (rung_for_all_.load(std::memory_order_relaxed) &&
+                       !wants_polling_.load(std::memory_order_relaxed)) ||
+                      quiet();
     bells_.sleep(seen, rung ? kAwaitCompletionNs
                             : std::int64_t{std::max(1, config().progress_max_sleep_us)} * 1000);
 }

@@ -69,12 +69,15 @@ class Engine final : private ProgressThread::Work {
     /// return at once when another thread is in a pass. Returns true if something happened.
     /// Never throws.
     bool progress(bool wait = false) noexcept;
-    /// A completion call's pass for one transfer (MPI_Wait/Test on it): waits for the engine
-    /// lock and advances @p t alone, so a waiting thread's poll costs one MPI test, not one
-    /// per active transfer. Every kFullPassEvery-th call, and whenever a pairing is pending, a
-    /// transfer awaits a control message or control sends are in flight, it is a full pass.
+    /// A completion call's pass for one transfer (MPI_Wait/Test on it): advances @p t alone,
+    /// so a waiting thread's poll costs one MPI test, not one per active transfer. Every
+    /// kFullPassEvery-th call, and whenever a pairing is pending, a transfer awaits a control
+    /// message or control sends are in flight, it is a full pass. @p wait_for_lock (MPI_Test*):
+    /// waits for the engine lock, so that one MPI_Test sees a round whose data is there as
+    /// complete; otherwise (a wait loop, which looks again anyway) returns at once while
+    /// another thread is in a pass, rather than sleep on the lock and pay a wake-up after it.
     /// Returns true if something happened. Never throws.
-    bool progress_for(Transfer& t) noexcept;
+    bool progress_for(Transfer& t, bool wait_for_lock = true) noexcept;
     /// MPI_Parrived found its partition not arrived (an application thread). In offload mode it
     /// rings the progress thread instead; otherwise it drives progress,
     /// so that a loop of Parrived calls terminates without a progress thread, except while
@@ -126,6 +129,12 @@ class Engine final : private ProgressThread::Work {
     /// MPI_Wait* on a partitioned request sleeps on the doorbell between its passes (event
     /// and offload modes, with the thread running).
     bool waits_sleep() const noexcept { return bells_on_ && thread_.running(); }
+    /// An application thread enters (leaves) a sleeping MPI_Wait* (ProgressThread::wait_begins).
+    void wait_begins() noexcept { thread_.wait_begins(); }
+    void wait_ends() noexcept { thread_.wait_ends(); }
+    /// A sleeping MPI_Wait* polls for kEventBurstNs after each ring (event mode; offload waits
+    /// sleep throughout).
+    bool waits_poll_after_rings() const noexcept { return !offload_; }
     /// An application thread's MPI_Pready* issued @p t's units itself: rings the receiver's
     /// doorbell (its thread lands them) and, unless the receiver copies the data on this node,
     /// this process's (its thread sees the sends through).

@@ -223,17 +223,11 @@ void ProgressThread::main_event(Work& work)
             last_event = Clock::now();
             continue;
         }
-        // An application thread drives progress itself (it polls MPI_Parrived or MPI_Test, or
-        // a sleeping MPI_Wait makes its passes): stay out of MPI, as in main(), but on the bell.
-        // A ring still gets one pass: the application's passes may be for its own request only
-        // (progress_for), and what the ring announced may be another's.
+        // An application thread drives progress itself: stay out of MPI, as in main().
         // sync: relaxed, a hint.
-        if (user_progressed_.exchange(false, std::memory_order_relaxed)) {
-            bell_->sleep(seen, stand_down_ns_);
-            if (bell_->rings() == seen) {
-                stood_down();
-                continue;
-            }
+        if (user_progressed_.exchange(false, std::memory_order_relaxed) &&
+            stand_down_event(work, seen)) {
+            continue;
         }
         stand_down_ns_ = kProgressStandDownFirstNs;
         const auto now = Clock::now();
@@ -257,6 +251,48 @@ void ProgressThread::main_event(Work& work)
             interval = std::min(max_ns, interval * 2);
         }
     }
+}
+
+bool ProgressThread::stand_down_event(Work& work, std::uint32_t seen)
+{
+    // - Event mode, while an application thread waits in MPI_Wait*: deaf to the bell. A ring
+    //   wakes the waiter itself, and a thread woken with it would only take the engine lock
+    //   from the waiter's pass (and a core: on Open MPI, 4 MiB, --compute work, ~45 us a
+    //   round); what a ring announced for another request waits for the waiter's full pass
+    //   (every eighth) or the end of the stand-down, as in the thread mode. The last waiter's
+    //   leaving ends the stand-down with one pass (wait_ends).
+    // - Otherwise (the application polls MPI_Parrived or MPI_Test) on the bell, and a ring
+    //   gets one pass: the application's passes may be for its own request only
+    //   (progress_for), and what the ring announced may be another's; in the offload mode
+    //   only this thread issues what MPI_Pready* queued.
+    // sync: relaxed, a hint (stand_down_deaf re-checks it).
+    if (!offload_ && waits_.load(std::memory_order_relaxed) > 0) {
+        if (stand_down_deaf(stand_down_ns_)) {
+            work.try_pass();  // the last waiter left
+        } else {
+            stood_down();
+        }
+        return true;
+    }
+    bell_->sleep(seen, stand_down_ns_);
+    if (bell_->rings() == seen) {
+        stood_down();
+        return true;
+    }
+    return false;  // rung: one pass
+}
+
+bool ProgressThread::stand_down_deaf(std::int64_t ns) noexcept
+{
+    const std::uint32_t w = wait_word_.load();
+    // sync: seq_cst store then load, against wait_ends' decrement then deaf_ load (Dekker):
+    // either this sees no waiter left, or wait_ends sees deaf_ and wakes the sleep below.
+    deaf_.store(true);
+    if (waits_.load() > 0) {
+        futex_wait(&wait_word_, w, ns);
+    }
+    deaf_.store(false);
+    return wait_word_.load() != w;
 }
 
 void ProgressThread::wake() noexcept

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "common/backoff.hpp"
+#include "common/futex.hpp"
 #include "progress/doorbell.hpp"
 
 namespace mpipcl::progress {
@@ -53,8 +54,14 @@ class ProgressThread {
     };
 
     /// Event and offload modes, before the first start(): the thread sleeps on @p bell
-    /// (main_event) and wake() rings it.
-    void use_doorbell(Doorbells* bell) noexcept { bell_ = bell; }
+    /// (main_event) and wake() rings it. @p offload: the application's MPI_Pready* only
+    /// queues, so the thread listens to the bell even while an application thread drives
+    /// progress.
+    void use_doorbell(Doorbells* bell, bool offload) noexcept
+    {
+        bell_ = bell;
+        offload_ = offload;
+    }
     /// Starts the thread on @p work unless it runs (caller holds the engine lock).
     void start(Work& work);
     /// Stops and joins the thread; then running() is false.
@@ -78,8 +85,31 @@ class ProgressThread {
         }
     }
 
+    /// Event mode: an application thread enters (leaves) a sleeping MPI_Wait*. While one
+    /// waits, the thread stands down deaf to the doorbell (main_event); when the last one
+    /// leaves, the thread's stand-down ends and it makes one pass: what the waiter's MPI calls
+    /// left for later (a rendezvous acknowledgement the peer's send waits for) moves then,
+    /// not at the application's next MPI call.
+    void wait_begins() noexcept { waits_.fetch_add(1); }
+    void wait_ends() noexcept
+    {
+        // sync: seq_cst, against stand_down_deaf's deaf_ store then waits_ load (Dekker).
+        if (waits_.fetch_sub(1) == 1) {
+            wait_word_.fetch_add(1);
+            if (deaf_.load()) {
+                futex_wake(&wait_word_);
+            }
+        }
+    }
+
    private:
     void main(Work& work);
+    /// main_event while an application thread drives progress: stands down (true), or a ring
+    /// calls for one pass (false).
+    bool stand_down_event(Work& work, std::uint32_t seen);
+    /// Event mode, while an application thread waits (wait_begins): sleeps @p ns unless the
+    /// last waiter leaves first (then true).
+    bool stand_down_deaf(std::int64_t ns) noexcept;
     /// The loop of the event and offload modes: after an event (a pass that changed something,
     /// or a ring) it polls for kEventBurstNs (sleeps growing from 1 us, no yields), then sleeps
     /// on its doorbell: up to the quiet nap when Work::quiet or Work::rung_for_all, else for an
@@ -108,6 +138,10 @@ class ProgressThread {
 
     std::thread thread_;
     Doorbells* bell_ = nullptr;  ///< event and offload modes (use_doorbell)
+    bool offload_ = false;       ///< offload mode (use_doorbell)
+    std::atomic<int> waits_{0};  ///< application threads in a sleeping MPI_Wait* (event mode)
+    std::atomic<std::uint32_t> wait_word_{0};  ///< futex word: bumped when the last one leaves
+    std::atomic<bool> deaf_{false};            ///< the thread sleeps in stand_down_deaf
     /// An application thread called progress() since the thread last looked (it clears the
     /// flag when it looks); while it finds the flag set it stands down, napping
     /// kProgressStandDownFirstNs between looks at first, doubling up to

@@ -119,6 +119,12 @@ class Transfer {
         const Backend* b = ready_backend_.load(std::memory_order_acquire);
         return b != nullptr && b->flush_in_background();
     }
+    /// Receiver: all but the last of this round's data arrived (Backend::finishing).
+    bool finishing() const noexcept
+    {
+        const Backend* b = ready_backend_.load(std::memory_order_acquire);
+        return b != nullptr && b->finishing();
+    }
     /// Sender: the receiver announces each round's start (Ready); true while not yet paired.
     bool needs_peer_ready() const noexcept;
     /// Receiver: every byte of receive partition @p p is in the buffer this round.

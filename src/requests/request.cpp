@@ -197,16 +197,17 @@ bool Request::peek(MPI_Status* status, Poll poll) noexcept
         return true;
     }
     if (!round_complete()) {
-        // Wait for the engine lock rather than skip: once the data is there, one MPI_Test
-        // must see the round complete even while another thread is inside the engine. This
+        // MPI_Test waits for the engine lock rather than skip: once the data is there, one
+        // MPI_Test must see the round complete even while another thread is inside the
+        // engine. A wait loop (Poll::Wait) skips its pass while another thread is in one, and
+        // looks again: blocked on the lock it would sleep, and pay a wake-up after it. This
         // transfer only, mostly: one MPI test per poll, not one per active transfer. A
-        // collective's pass is a full one (its transfers and its task); in a wait loop it is
-        // skipped while another thread is in a pass (Poll::Wait).
+        // collective's pass is a full one (its transfers and its task).
         const DrainScope drain;
         if (c_) {
             Engine::instance().progress(poll == Poll::Test);
         } else {
-            Engine::instance().progress_for(*t_);
+            Engine::instance().progress_for(*t_, poll == Poll::Test);
         }
         if (!round_complete()) {
             return false;

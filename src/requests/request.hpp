@@ -69,6 +69,9 @@ class Request {
     }
     /// The backend in use (agreed with the peer once paired, else the one asked for).
     BackendKind backend() const noexcept { return c_ ? c_->backend() : t_->backend_kind(); }
+    /// A receive with all but the last of this round's data in (progress::Transfer::finishing;
+    /// never a collective): MPI_Wait then polls rather than sleeps (event mode).
+    bool finishing() const noexcept { return c_ == nullptr && t_->finishing(); }
     /// Active and its round is complete (a completion call would return now).
     bool done() const { return is_active() && round_complete(); }
 
