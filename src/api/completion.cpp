@@ -261,12 +261,15 @@ bool complete_any_mine(MixedArray& a, int pass, MPI_Status* status, int* index, 
 
 mpipcl::progress::Engine& engine() { return mpipcl::progress::Engine::instance(); }
 
-/// The event and offload modes' wait (Engine::waits_sleep): until @p done() (which makes a
-/// pass) is true, sleeps on the doorbell between passes. The count is read before the pass,
+/// The event and offload modes' wait (Engine::waits_sleep): until @p done(poll) (which makes
+/// a pass) is true, sleeps on the doorbell between passes. The count is read before the pass,
 /// so a ring during it ends the sleep at once. In the event mode the wait polls instead, as
 /// the thread mode's does, for kEventBurstNs after each ring (the peer's next piece often
 /// follows, and a sleeping waiter would pay a wake-up for each) and while @p finishing() (a
-/// receive with all but its last piece in: that one often comes after the longest gap).
+/// receive with all but its last piece in: that one often comes after the longest gap). A
+/// pass that polls next skips its turn while another thread is in one (Poll::Wait); a pass
+/// that may sleep next waits for the engine lock (Poll::Test), or what the other pass left
+/// would wait for the next ring.
 template <class Done, class Finishing>
 void sleep_until(Done&& done, Finishing&& finishing)
 {
@@ -282,10 +285,11 @@ void sleep_until(Done&& done, Finishing&& finishing)
     auto burst_end = Clock::time_point::min();
     std::uint32_t seen = engine().rings();
     for (;;) {
-        if (done()) {
+        const bool polls = bursts && (finishing() || Clock::now() < burst_end);
+        if (done(polls ? Poll::Wait : Poll::Test)) {
             return;
         }
-        if (bursts && (finishing() || Clock::now() < burst_end)) {
+        if (polls) {
             b.pause();
         } else {
             engine().await_ring(seen);
@@ -374,7 +378,7 @@ MPIPCL_API int MPI_Wait(MPI_Request* request, MPI_Status* status)
         call.on(r->comm());
         int err = MPI_SUCCESS;
         if (engine().waits_sleep()) {
-            sleep_until([&] { return r->try_complete(status, &err, Poll::Wait); },
+            sleep_until([&](Poll poll) { return r->try_complete(status, &err, poll); },
                         [&] { return r->finishing(); });
             return call.raise(err);
         }
@@ -435,9 +439,9 @@ MPIPCL_API int MPI_Waitall(int count, MPI_Request array_of_requests[],
         bool others_done = a.others() == 0;
         if (others_done && engine().waits_sleep()) {
             sleep_until(
-                [&] {
+                [&](Poll poll) {
                     for (int i = 0; i < count; ++i) {
-                        if (a.mine(i) && !done[i] && a.complete_mine(i, a.status(i), Poll::Wait)) {
+                        if (a.mine(i) && !done[i] && a.complete_mine(i, a.status(i), poll)) {
                             done[i] = 1;
                             --pending_mine;
                         }

@@ -127,9 +127,9 @@ inline constexpr int kProgressYieldUs = 20;
 /// before it sleeps on the doorbell again.
 inline constexpr std::int64_t kEventBurstNs = 100000;
 /// Event and offload modes: the longest doorbell sleep of a waiting MPI_Wait* between its
-/// passes while every running transfer's peer rings this process (a ring ends it at once; the
-/// bound only makes sure that nothing is ever missed); otherwise it sleeps
-/// MPIPCL_PROGRESS_MAX_SLEEP_US.
+/// passes while every running transfer's peer rings this process and none moves only while
+/// this process calls MPI (a ring ends it at once; the bound only makes sure that nothing is
+/// ever missed); otherwise it sleeps MPIPCL_PROGRESS_MAX_SLEEP_US.
 inline constexpr std::int64_t kAwaitCompletionNs = 5000000;
 /// First nap of the progress thread once it finds that an application thread drove progress
 /// since it last looked; it doubles while that goes on, up to MPIPCL_PROGRESS_STAND_DOWN_US.

@@ -201,7 +201,7 @@ bool Engine::progress_for(Transfer& t, bool wait_for_lock) noexcept
     if (wait_for_lock) {
         lk.lock();
     } else if (!lk.try_lock()) {
-        return false;  // the other thread's pass advances t; the wait loop looks again
+        return false;  // the wait loop looks again soon (a full pass advances t meanwhile)
     }
     if (++for_passes_ % kFullPassEvery == 0) {
         return pass(lk, true);  // also polls the control channel
@@ -234,9 +234,8 @@ void Engine::await_ring(std::uint32_t seen) noexcept
 {
     // A transfer that wants every pass (Transfer::wants_every_pass) moves only while this
     // process calls MPI, whatever its peer rings.
-    const bool rung = (rung_for_all_.load(std::memory_order_relaxed) &&
-                       !wants_polling_.load(std::memory_order_relaxed)) ||
-                      quiet();
+    const bool rung = (rung_for_all_.load(std::memory_order_relaxed) || quiet()) &&
+                      !wants_polling_.load(std::memory_order_relaxed);
     bells_.sleep(seen, rung ? kAwaitCompletionNs
                             : std::int64_t{std::max(1, config().progress_max_sleep_us)} * 1000);
 }

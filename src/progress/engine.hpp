@@ -72,10 +72,11 @@ class Engine final : private ProgressThread::Work {
     /// A completion call's pass for one transfer (MPI_Wait/Test on it): advances @p t alone,
     /// so a waiting thread's poll costs one MPI test, not one per active transfer. Every
     /// kFullPassEvery-th call, and whenever a pairing is pending, a transfer awaits a control
-    /// message or control sends are in flight, it is a full pass. @p wait_for_lock (MPI_Test*):
-    /// waits for the engine lock, so that one MPI_Test sees a round whose data is there as
-    /// complete; otherwise (a wait loop, which looks again anyway) returns at once while
-    /// another thread is in a pass, rather than sleep on the lock and pay a wake-up after it.
+    /// message or control sends are in flight, it is a full pass. @p wait_for_lock (MPI_Test*,
+    /// and a wait that may sleep on the doorbell next): waits for the engine lock, so that one
+    /// MPI_Test sees a round whose data is there as complete; otherwise (a wait loop that
+    /// polls again soon) returns at once while another thread is in a pass, rather than sleep
+    /// on the lock and pay a wake-up after it.
     /// Returns true if something happened. Never throws.
     bool progress_for(Transfer& t, bool wait_for_lock = true) noexcept;
     /// MPI_Parrived found its partition not arrived (an application thread). In offload mode it
@@ -153,7 +154,8 @@ class Engine final : private ProgressThread::Work {
     std::uint32_t rings() const noexcept { return bells_.rings(); }
     /// A waiting MPI_Wait*: sleeps on this process's doorbell until it rings after @p seen was
     /// read (a peer moved something, or a pass completed something) or the bound passes:
-    /// kAwaitCompletionNs while every running transfer's peer rings (Work::rung_for_all), else
+    /// kAwaitCompletionNs while every running transfer's peer rings (Work::rung_for_all) or
+    /// the quiet state holds, and no transfer wants polling (Transfer::wants_every_pass), else
     /// MPIPCL_PROGRESS_MAX_SLEEP_US. The caller then makes its own pass: one wake-up between a
     /// peer's data and the waiter, not two (peer to progress thread to waiter).
     void await_ring(std::uint32_t seen) noexcept;
@@ -257,8 +259,9 @@ class Engine final : private ProgressThread::Work {
 
     std::mutex mu_;  // the progress-queue lock: guards the members from here to handshake_
     /// An active transfer waits for a control message (an RMA sender for its Ready), or for
-    /// data that moves only while this process is inside MPI (an RMA receiver,
-    /// Backend::wants_mpi_progress): poll the control channel on every pass.
+    /// data that moves only while this process is inside MPI (an RMA receiver, a windowed
+    /// receiver whose last pass moved something: Backend::wants_mpi_progress): poll the
+    /// control channel on every pass.
     bool ctrl_awaited_ = false;
     /// The last progress_locked found every running transfer rung for (rung_for_locked).
     bool rung_ = false;

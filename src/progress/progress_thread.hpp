@@ -85,8 +85,9 @@ class ProgressThread {
         }
     }
 
-    /// Event mode: an application thread enters (leaves) a sleeping MPI_Wait*. While one
-    /// waits, the thread stands down deaf to the doorbell (main_event); when the last one
+    /// Event and offload modes: an application thread enters (leaves) a sleeping MPI_Wait*.
+    /// While one waits, the event mode's thread stands down deaf to the doorbell
+    /// (stand_down_event; the offload mode's stays on it); when the last one
     /// leaves, the thread's stand-down ends and it makes one pass: what the waiter's MPI calls
     /// left for later (a rendezvous acknowledgement the peer's send waits for) moves then,
     /// not at the application's next MPI call.
