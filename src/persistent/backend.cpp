@@ -352,7 +352,8 @@ bool PersistentBackend::progress()
     const auto arrival = [this](int m) {
         // sync: release publishes the received bytes to lock-free Parrived readers.
         arrived_[m].store(1, std::memory_order_release);
-        remaining_.fetch_sub(1, std::memory_order_relaxed);  // under the engine lock
+        // The one writer holds the engine lock: a plain store, no locked read-modify-write.
+        remaining_.store(remaining_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
         data_traffic().received(peer_);
     };
     const int remaining = remaining_.load(std::memory_order_relaxed);
