@@ -206,6 +206,9 @@ int Collective::parrived(int p, int* flag) noexcept
             *flag = err == MPI_SUCCESS ? 1 : 0;
             return err;
         }
+        if (failed()) {
+            break;  // winding down: no partition counts, the error comes with the round's end
+        }
         if (part_arrived(p)) {
             *flag = 1;
             Engine::parrived_hit();

@@ -55,7 +55,16 @@ TreeCollective::TreeCollective(const CollArgs& a)
     }
 }
 
-TreeCollective::~TreeCollective() = default;
+TreeCollective::~TreeCollective()
+{
+    // A failed round aborted the receives, but a send of a temporary buffer may still be in
+    // flight: nobody may free what MPI can still read (Engine::keep_until_exit).
+    if (failed()) {
+        for (std::unique_ptr<char[]>& buf : temps_) {
+            Engine::instance().keep_until_exit(buf);
+        }
+    }
+}
 
 void TreeCollective::build_tree(const CollArgs& a)
 {

@@ -149,6 +149,16 @@ void Engine::remove_locked(const TransferPtr& t)
     t->release_backend_locked();
 }
 
+void Engine::keep_until_exit(std::unique_ptr<char[]>& buf) noexcept
+{
+    std::lock_guard<std::mutex> lk(kept_mu_);
+    try {
+        kept_.push_back(std::move(buf));  // moved from only once there is room
+    } catch (...) {
+        (void)buf.release();  // leaked rather than freed under MPI
+    }
+}
+
 void Engine::start_task(const std::shared_ptr<Task>& task)
 {
     {

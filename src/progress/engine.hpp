@@ -55,6 +55,11 @@ class Engine final : private ProgressThread::Work {
     /// MPI_Request_free (inactive, nobody else inside): withdraws it from matching, releases
     /// its backend and data tags.
     void remove(const std::shared_ptr<Transfer>& t);
+    /// Keeps @p buf until the process exits: a library buffer that an MPI send of a failed
+    /// round may still read. A started send cannot be withdrawn, and a peer that never
+    /// received it takes it in MPI_Finalize (the finalize drain), so it lives past that.
+    /// Takes @p buf (out of memory: leaks it).
+    void keep_until_exit(std::unique_ptr<char[]>& buf) noexcept;
     /// A round of @p task begins (its transfers are started): every progress pass advances it
     /// until it reports done.
     void start_task(const std::shared_ptr<Task>& task);
@@ -257,6 +262,8 @@ class Engine final : private ProgressThread::Work {
     int node_ = -1;  ///< this process's node (progress::node_of_world)
     std::atomic<std::uint64_t> next_id_{1};
 
+    std::mutex kept_mu_;
+    std::vector<std::unique_ptr<char[]>> kept_;  ///< keep_until_exit's buffers, never freed
     std::mutex mu_;  // the progress-queue lock: guards the members from here to handshake_
     /// An active transfer waits for a control message (an RMA sender for its Ready), or for
     /// data that moves only while this process is inside MPI (an RMA receiver, a windowed
