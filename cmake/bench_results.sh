@@ -274,6 +274,13 @@ render_coll() {  # $1 = csv, $2 = meta
         params[c] = sprintf("%s ranks, %s partitions (threads per contributing rank), compute %s ms, noise %s %%, %s iterations, %s repeat(s)", \
             f[col["ranks"]], f[col["partitions"]], f[col["compute_ms"]], f[col["noise_pct"]], \
             f[col["iterations"]], f[col["repeats"]])
+        # Computing threads (--compute work or spin): what the exchange costs the compute too.
+        if ("compute" in col && f[col["compute"]] != "" && f[col["compute"]] != "sleep") {
+            params[c] = sprintf("%s ranks, %s partitions, %s compute thread(s) per contributing rank (--compute %s), compute %s ms, noise %s %%, %s iterations, %s repeat(s)", \
+                f[col["ranks"]], f[col["partitions"]], f[col["threads"]], f[col["compute"]], \
+                f[col["compute_ms"]], f[col["noise_pct"]], f[col["iterations"]], f[col["repeats"]])
+            slow[k] = f[col["compute_slowdown_median"]]; slowed[c] = 1
+        }
         library = f[col["mpi_library"]]; version = f[col["mpipcl_version"]]
     }
     END {
@@ -301,6 +308,22 @@ render_coll() {  # $1 = csv, $2 = meta
                     line = line " " v " |"
                 }
                 if ((c, sizes[c, i]) in ideal) line = line sprintf(" %.2f |", ideal[c, sizes[c, i]])
+                print line
+            }
+            print ""
+            if (!(c in slowed)) continue
+            print "Compute slowdown (the contributors'\'' compute phase ÷ the same compute without communication), median:\n"
+            line = c ~ /^(gather|allgather|alltoall|neighbor)$/ ? "| block |" : "| size |"
+            for (j = 1; j <= nm[c]; j++) line = line " " modes[c, j] " |"
+            print line
+            line = "|---|"; for (j = 1; j <= nm[c]; j++) line = line "---|"
+            print line
+            for (i = 1; i <= ns[c]; i++) {
+                line = "| " size_label(sizes[c, i]) " |"
+                for (j = 1; j <= nm[c]; j++) {
+                    k = c SUBSEP modes[c, j] SUBSEP sizes[c, i]
+                    line = line ((k in slow) ? sprintf(" %.3f |", slow[k]) : " – |")
+                }
                 print line
             }
             print ""
