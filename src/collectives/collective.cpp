@@ -206,10 +206,9 @@ int Collective::parrived(int p, int* flag) noexcept
             *flag = err == MPI_SUCCESS ? 1 : 0;
             return err;
         }
-        if (failed()) {
-            break;  // winding down: no partition counts, the error comes with the round's end
-        }
-        if (part_arrived(p)) {
+        // A failed round winding down reports no partition, and its misses still drive the
+        // progress that ends it (the error comes with the round's end).
+        if (part_arrived(p) && !failed()) {
             *flag = 1;
             Engine::parrived_hit();
             return MPI_SUCCESS;
