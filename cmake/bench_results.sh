@@ -259,6 +259,15 @@ render_gbench() {  # $1 = json, $2 = meta
 # (CSVs that have it).
 render_coll() {  # $1 = csv, $2 = meta
     awk -v metafile="$2" "$awk_csv"'
+    # The head of a table of collective c: a row per size (a block for the block-wise ones,
+    # docs/benchmarks.md "Collectives"), a column per mode, and @extra (one more column or "").
+    function coll_head(c, extra,    line, rule, j) {
+        line = c ~ /^(gather|allgather|alltoall|neighbor)$/ ? "| block |" : "| size |"
+        rule = "|---|"
+        for (j = 1; j <= nm[c]; j++) { line = line " " modes[c, j] " |"; rule = rule "---|" }
+        if (extra != "") { line = line " " extra " |"; rule = rule "---|" }
+        print line; print rule
+    }
     $1 ~ /^collective,/ { n = csvsplit($0, h); for (i = 1; i <= n; i++) col[h[i]] = i; next }
     $0 == "" { next }
     {
@@ -271,16 +280,16 @@ render_coll() {  # $1 = csv, $2 = meta
         perc[k] = f[col["perceived_us_median"]]
         rs[k] = f[col["ratio_to_single"]]; rm[k] = f[col["ratio_to_multi"]]
         if ("ideal_ratio_to_single" in col) ideal[c, size] = f[col["ideal_ratio_to_single"]]
-        params[c] = sprintf("%s ranks, %s partitions (threads per contributing rank), compute %s ms, noise %s %%, %s iterations, %s repeat(s)", \
-            f[col["ranks"]], f[col["partitions"]], f[col["compute_ms"]], f[col["noise_pct"]], \
-            f[col["iterations"]], f[col["repeats"]])
+        who = " (threads per contributing rank)"
         # Computing threads (--compute work or spin): what the exchange costs the compute too.
         if ("compute" in col && f[col["compute"]] != "" && f[col["compute"]] != "sleep") {
-            params[c] = sprintf("%s ranks, %s partitions, %s compute thread(s) per contributing rank (--compute %s), compute %s ms, noise %s %%, %s iterations, %s repeat(s)", \
-                f[col["ranks"]], f[col["partitions"]], f[col["threads"]], f[col["compute"]], \
-                f[col["compute_ms"]], f[col["noise_pct"]], f[col["iterations"]], f[col["repeats"]])
+            who = sprintf(", %s compute thread(s) per contributing rank (--compute %s)", \
+                f[col["threads"]], f[col["compute"]])
             slow[k] = f[col["compute_slowdown_median"]]; slowed[c] = 1
         }
+        params[c] = sprintf("%s ranks, %s partitions%s, compute %s ms, noise %s %%, %s iterations, %s repeat(s)", \
+            f[col["ranks"]], f[col["partitions"]], who, f[col["compute_ms"]], f[col["noise_pct"]], \
+            f[col["iterations"]], f[col["repeats"]])
         library = f[col["mpi_library"]]; version = f[col["mpipcl_version"]]
     }
     END {
@@ -289,14 +298,7 @@ render_coll() {  # $1 = csv, $2 = meta
         for (a = 1; a <= nc; a++) {
             c = colls[a]
             printf "%s: %s. Perceived time in µs, median (÷ single, ÷ multi):\n\n", c, params[c]
-            # The block-wise collectives size one block (docs/benchmarks.md, "Collectives").
-            line = c ~ /^(gather|allgather|alltoall|neighbor)$/ ? "| block |" : "| size |"
-            for (j = 1; j <= nm[c]; j++) line = line " " modes[c, j] " |"
-            if ((c, sizes[c, 1]) in ideal) line = line " ideal ÷ single |"
-            print line
-            line = "|---|"; for (j = 1; j <= nm[c]; j++) line = line "---|"
-            if ((c, sizes[c, 1]) in ideal) line = line "---|"
-            print line
+            coll_head(c, ((c, sizes[c, 1]) in ideal) ? "ideal ÷ single" : "")
             for (i = 1; i <= ns[c]; i++) {
                 line = "| " size_label(sizes[c, i]) " |"
                 for (j = 1; j <= nm[c]; j++) {
@@ -313,11 +315,7 @@ render_coll() {  # $1 = csv, $2 = meta
             print ""
             if (!(c in slowed)) continue
             print "Compute slowdown (the contributors'\'' compute phase ÷ the same compute without communication), median:\n"
-            line = c ~ /^(gather|allgather|alltoall|neighbor)$/ ? "| block |" : "| size |"
-            for (j = 1; j <= nm[c]; j++) line = line " " modes[c, j] " |"
-            print line
-            line = "|---|"; for (j = 1; j <= nm[c]; j++) line = line "---|"
-            print line
+            coll_head(c, "")
             for (i = 1; i <= ns[c]; i++) {
                 line = "| " size_label(sizes[c, i]) " |"
                 for (j = 1; j <= nm[c]; j++) {
