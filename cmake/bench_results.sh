@@ -15,6 +15,9 @@
 #       rewrite every section of docs/benchmarks.md between
 #       "<!-- BEGIN results NAME -->" and "<!-- END results NAME -->" from NAME.csv|json and
 #       NAME.meta.
+#   cmake/bench_results.sh merge CSV...
+#       print one CSV of mpipcl-bench --collective with the medians across several launches'
+#       CSVs (merge_launches below).
 #   cmake/bench_results.sh show-auto CSV
 #       print the auto table of a CSV of cmake/bench_auto.sh.
 #   cmake/bench_results.sh show-app CSV
@@ -287,9 +290,10 @@ render_coll() {  # $1 = csv, $2 = meta
                 f[col["threads"]], f[col["compute"]])
             slow[k] = f[col["compute_slowdown_median"]]; slowed[c] = 1
         }
-        params[c] = sprintf("%s ranks, %s partitions%s, compute %s ms, noise %s %%, %s iterations, %s repeat(s)", \
+        launches = ("launches" in col) ? sprintf(" in each of %s launches, medians across them", f[col["launches"]]) : ""
+        params[c] = sprintf("%s ranks, %s partitions%s, compute %s ms, noise %s %%, %s iterations, %s repeat(s)%s", \
             f[col["ranks"]], f[col["partitions"]], who, f[col["compute_ms"]], f[col["noise_pct"]], \
-            f[col["iterations"]], f[col["repeats"]])
+            f[col["iterations"]], f[col["repeats"]], launches)
         library = f[col["mpi_library"]]; version = f[col["mpipcl_version"]]
     }
     END {
@@ -327,6 +331,69 @@ render_coll() {  # $1 = csv, $2 = meta
             print ""
         }
     }' "$1"
+}
+
+# Several launches of one benchmark -> one CSV (mpipcl-bench --collective CSVs, one header or
+# several): a row per configuration (every column but the measured ones), each measured column
+# the median across the launches (the lower of the two middles for an even count), p10 and p90
+# too, min the least and max the most; ratio_to_single and ratio_to_multi recomputed from those
+# medians (single and multi of the same configuration), and a column launches. The launches of a
+# 4-ranks-on-2-cores run differ more than the repeats inside one launch do.
+merge_launches() {  # CSV...
+    awk "$awk_csv"'
+    function quote(v) { return v ~ /[",]/ ? "\"" escape_q(v) "\"" : v }
+    function escape_q(v,    out) { out = v; gsub(/"/, "\"\"", out); return out }
+    function median(k,    n, i, j, t, a) {
+        n = cnt[k]
+        for (i = 1; i <= n; i++) a[i] = val[k, i] + 0
+        for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+        return a[int((n + 1) / 2)]
+    }
+    /^[a-z_]+,/ && $0 ~ /(^|,)perceived_us_median(,|$)/ {
+        if (nh == 0) { nh = csvsplit($0, h); hdr = $0; for (i = 1; i <= nh; i++) col[h[i]] = i }
+        else if ($0 != hdr) { print "merge: the launches have different columns" > "/dev/stderr"; bad = 1; exit 1 }
+        next
+    }
+    $0 == "" { next }
+    {
+        csvsplit($0, f)
+        key = ""; group = ""
+        for (i = 1; i <= nh; i++) {
+            if (h[i] ~ /^(perceived_us_|ratio_to_|compute_slowdown_|cpu_ms$|ideal_ratio_)/) continue
+            key = key SUBSEP f[i]
+            if (h[i] != "mode") group = group SUBSEP f[i]
+        }
+        if (!(key in nrow)) { nrow[key] = ++nk; keys[nk] = key; groupof[nk] = group; modeof[nk] = f[col["mode"]]
+            for (i = 1; i <= nh; i++) first[nk, i] = f[i] }
+        r = nrow[key]; runs[r]++
+        for (i = 1; i <= nh; i++) { v = r SUBSEP i; cnt[v]++; val[v, cnt[v]] = f[i]
+            if (h[i] == "perceived_us_min" && (runs[r] == 1 || f[i] + 0 < lo[r] + 0)) lo[r] = f[i]
+            if (h[i] == "perceived_us_max" && (runs[r] == 1 || f[i] + 0 > hi[r] + 0)) hi[r] = f[i] }
+    }
+    END {
+        if (bad || nh == 0) exit 1
+        for (r = 1; r <= nk; r++) {
+            perc[r] = median(r SUBSEP col["perceived_us_median"])
+            if (modeof[r] == "single" || modeof[r] == "multi") base[groupof[r], modeof[r]] = perc[r]
+        }
+        print hdr ",launches"
+        for (r = 1; r <= nk; r++) {
+            line = ""
+            for (i = 1; i <= nh; i++) {
+                if (h[i] == "perceived_us_min") v = lo[r]
+                else if (h[i] == "perceived_us_max") v = hi[r]
+                else if (h[i] == "ratio_to_single" || h[i] == "ratio_to_multi") {
+                    b = groupof[r] SUBSEP (h[i] == "ratio_to_single" ? "single" : "multi")
+                    v = (b in base) && base[b] > 0 ? sprintf("%.4f", perc[r] / base[b]) : median(r SUBSEP i)
+                } else if (h[i] ~ /^(perceived_us_|compute_slowdown_|cpu_ms$|ideal_ratio_)/) {
+                    v = median(r SUBSEP i)
+                    v = sprintf(h[i] ~ /^perceived/ ? "%.3f" : "%.4f", v)
+                } else v = quote(first[r, i])
+                line = line (i > 1 ? "," : "") v
+            }
+            print line "," runs[r]
+        }
+    }' "$@"
 }
 
 # The compute table (compute-<mpi>-<setup>.csv: mpipcl-bench CSVs of several --compute kinds,
@@ -477,6 +544,11 @@ case "${1:-}" in
         record "$@"
         ;;
     render) render ;;
+    merge)
+        [ $# -ge 2 ] || { echo "usage: $0 merge CSV..." >&2; exit 2; }
+        shift
+        merge_launches "$@"
+        ;;
     show-auto)
         [ $# -eq 2 ] || { echo "usage: $0 show-auto CSV" >&2; exit 2; }
         render_auto "$2" /dev/null | tail -n +5
@@ -489,6 +561,6 @@ case "${1:-}" in
         [ $# -eq 2 ] || { echo "usage: $0 show-app CSV" >&2; exit 2; }
         render_app "$2" /dev/null | tail -n +5
         ;;
-    *) echo "usage: $0 record NAME FILE COMMAND... | render | show-auto CSV | show-compute CSV | show-app CSV" >&2
+    *) echo "usage: $0 record NAME FILE COMMAND... | render | merge CSV... | show-auto CSV | show-compute CSV | show-app CSV" >&2
        exit 2 ;;
 esac

@@ -13,7 +13,8 @@
 #                              --collective) for each of COLLECTIVES (default "bcast allreduce
 #                              reduce gather allgather alltoall neighbor") on NP (default 4)
 #                              local ranks, into one CSV under results/ (BENCH_ARGS replaces the
-#                              default point flags)
+#                              default point flags; LAUNCHES=3 takes each cell's median
+#                              across three launches)
 #   bash cmake/run.sh bench-coll-2hosts
 #                              the same with the NP ranks alternating between the two emulated
 #                              hosts (root; TRANSPORT as for bench-2hosts)
@@ -225,23 +226,37 @@ run_bench_2hosts() {
 # The partitioned collectives' benchmark: one mpipcl-bench --collective run per collective of
 # build-$1, launched by the command after $2, the CSVs concatenated into results/coll-$2.csv
 # (cmake/bench_results.sh record coll-<name>). The block-wise collectives' size is one block,
-# so their 1M,4M blocks move about what bcast's 4M,16M buffers do on 4 ranks.
+# so their 1M,4M blocks move about what bcast's 4M,16M buffers do on 4 ranks. LAUNCHES (default
+# 1) launches each collective that many times, in turns (every collective once, then again), and
+# each cell of the CSV is the median across the launches (cmake/bench_results.sh merge).
 bench_coll_each() {  # $1 = openmpi | mpich, $2 = tag, then the launcher and its flags
-    local mpi=$1 tag=$2 c sizes
+    local mpi=$1 tag=$2 c sizes launch launches=${LAUNCHES:-1} colls
     shift 2
+    colls=${COLLECTIVES:-bcast allreduce reduce gather allgather alltoall neighbor}
     mkdir -p results
     local out="results/coll-$tag.csv"
     : >"$out"
-    for c in ${COLLECTIVES:-bcast allreduce reduce gather allgather alltoall neighbor}; do
-        echo "== mpipcl-bench --collective $c ($tag, ${NP:-4} ranks)"
-        case $c in
-            gather | allgather | alltoall | neighbor) sizes=1M,4M ;;
-            *) sizes=4M,16M ;;
-        esac
-        # shellcheck disable=SC2086
-        "$@" "$here/build-$mpi/benchmarks/mpipcl-bench" \
-            --collective "$c" --csv "results/coll-$tag-$c.csv" \
-            ${BENCH_ARGS:---sizes $sizes --partitions 16 --noise 10 --repeats 3}
+    for launch in $(seq 1 "$launches"); do
+        for c in $colls; do
+            echo "== mpipcl-bench --collective $c ($tag, ${NP:-4} ranks, launch $launch of $launches)"
+            case $c in
+                gather | allgather | alltoall | neighbor) sizes=1M,4M ;;
+                *) sizes=4M,16M ;;
+            esac
+            # shellcheck disable=SC2086
+            "$@" "$here/build-$mpi/benchmarks/mpipcl-bench" \
+                --collective "$c" --csv "results/coll-$tag-$c.$launch.csv" \
+                ${BENCH_ARGS:---sizes $sizes --partitions 16 --noise 10 --repeats 3}
+        done
+    done
+    for c in $colls; do
+        if [ "$launches" -eq 1 ]; then
+            mv "results/coll-$tag-$c.1.csv" "results/coll-$tag-$c.csv"
+        else
+            # shellcheck disable=SC2046  # the launches' file names hold no spaces
+            bash "$here/cmake/bench_results.sh" merge \
+                $(seq -f "results/coll-$tag-$c.%g.csv" 1 "$launches") >"results/coll-$tag-$c.csv"
+        fi
         cat "results/coll-$tag-$c.csv" >>"$out"
     done
     echo "== results: $here/$out"
