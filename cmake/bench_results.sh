@@ -343,11 +343,18 @@ merge_launches() {  # CSV...
     awk "$awk_csv"'
     function quote(v) { return v ~ /[",]/ ? "\"" escape_q(v) "\"" : v }
     function escape_q(v,    out) { out = v; gsub(/"/, "\"\"", out); return out }
-    function median(k,    n, i, j, t, a) {
-        n = cnt[k]
-        for (i = 1; i <= n; i++) a[i] = val[k, i] + 0
-        for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-        return a[int((n + 1) / 2)]
+    function measured(name) { return name ~ /^(perceived_us_|ratio_to_|compute_slowdown_|cpu_ms$|ideal_ratio_)/ }
+    # The values the launches gave row r in column c, sorted as numbers: the one at rank @at
+    # (1 = least, 0 = most, -1 = the median, the lower middle for an even count), as written.
+    function pick(r, c, at,    n, i, j, t, o) {
+        n = runs[r]
+        for (i = 1; i <= n; i++) o[i] = i
+        for (i = 2; i <= n; i++) {
+            t = o[i]
+            for (j = i - 1; j >= 1 && val[r, c, o[j]] + 0 > val[r, c, t] + 0; j--) o[j + 1] = o[j]
+            o[j + 1] = t
+        }
+        return val[r, c, o[at > 0 ? at : at == 0 ? n : int((n + 1) / 2)]]
     }
     /^[a-z_]+,/ && $0 ~ /(^|,)perceived_us_median(,|$)/ {
         if (nh == 0) { nh = csvsplit($0, h); hdr = $0; for (i = 1; i <= nh; i++) col[h[i]] = i }
@@ -359,36 +366,31 @@ merge_launches() {  # CSV...
         csvsplit($0, f)
         key = ""; group = ""
         for (i = 1; i <= nh; i++) {
-            if (h[i] ~ /^(perceived_us_|ratio_to_|compute_slowdown_|cpu_ms$|ideal_ratio_)/) continue
+            if (measured(h[i])) continue
             key = key SUBSEP f[i]
             if (h[i] != "mode") group = group SUBSEP f[i]
         }
-        if (!(key in nrow)) { nrow[key] = ++nk; keys[nk] = key; groupof[nk] = group; modeof[nk] = f[col["mode"]]
-            for (i = 1; i <= nh; i++) first[nk, i] = f[i] }
-        r = nrow[key]; runs[r]++
-        for (i = 1; i <= nh; i++) { v = r SUBSEP i; cnt[v]++; val[v, cnt[v]] = f[i]
-            if (h[i] == "perceived_us_min" && (runs[r] == 1 || f[i] + 0 < lo[r] + 0)) lo[r] = f[i]
-            if (h[i] == "perceived_us_max" && (runs[r] == 1 || f[i] + 0 > hi[r] + 0)) hi[r] = f[i] }
+        if (!(key in nrow)) { nrow[key] = ++nk; groupof[nk] = group; modeof[nk] = f[col["mode"]] }
+        r = nrow[key]; n = ++runs[r]
+        for (i = 1; i <= nh; i++) val[r, i, n] = f[i]
     }
     END {
         if (bad || nh == 0) exit 1
         for (r = 1; r <= nk; r++) {
-            perc[r] = median(r SUBSEP col["perceived_us_median"])
+            perc[r] = pick(r, col["perceived_us_median"], -1)
             if (modeof[r] == "single" || modeof[r] == "multi") base[groupof[r], modeof[r]] = perc[r]
         }
         print hdr ",launches"
         for (r = 1; r <= nk; r++) {
             line = ""
             for (i = 1; i <= nh; i++) {
-                if (h[i] == "perceived_us_min") v = lo[r]
-                else if (h[i] == "perceived_us_max") v = hi[r]
-                else if (h[i] == "ratio_to_single" || h[i] == "ratio_to_multi") {
-                    b = groupof[r] SUBSEP (h[i] == "ratio_to_single" ? "single" : "multi")
-                    v = (b in base) && base[b] > 0 ? sprintf("%.4f", perc[r] / base[b]) : median(r SUBSEP i)
-                } else if (h[i] ~ /^(perceived_us_|compute_slowdown_|cpu_ms$|ideal_ratio_)/) {
-                    v = median(r SUBSEP i)
-                    v = sprintf(h[i] ~ /^perceived/ ? "%.3f" : "%.4f", v)
-                } else v = quote(first[r, i])
+                if (!measured(h[i])) v = quote(val[r, i, 1])
+                else if (h[i] == "perceived_us_min") v = pick(r, i, 1)
+                else if (h[i] == "perceived_us_max") v = pick(r, i, 0)
+                else if (h[i] ~ /^ratio_to_/) {
+                    b = groupof[r] SUBSEP substr(h[i], 10)
+                    v = (b in base) && base[b] > 0 ? sprintf("%.4f", perc[r] / base[b]) : pick(r, i, -1)
+                } else v = sprintf(h[i] ~ /^perceived/ ? "%.3f" : "%.4f", pick(r, i, -1))
                 line = line (i > 1 ? "," : "") v
             }
             print line "," runs[r]
