@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Bad-input suite: one erroneous (or legal corner-case) call per run, the case named on the
- * command line (docs/errors.md lists them all with the expected error class). Under
+/* Bad-input suite: one erroneous (or legal corner-case) call per case; the command line names
+ * cases, or groups of them as "@group" (one per table below), run in turn in one launch
+ * (docs/errors.md lists them all with the expected error class). Under
  * MPI_ERRORS_RETURN each case checks the error class, that failed calls leave their output
  * arguments alone, that receive buffers and their guard bytes hold exactly what they must, and
  * then that a fresh correct transfer still works. A hang is caught by alarm(), a crash by a
- * signal handler; both print the case name and exit non-zero. */
+ * signal handler; both print the case name and exit non-zero. A case that finalizes MPI
+ * itself (after_finalize_*) runs alone. */
 #define _POSIX_C_SOURCE 200809L
 #include <limits.h>
 #include <signal.h>
@@ -118,7 +120,6 @@ static void install_watchdogs(void)
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; ++i) {
         sigaction(sigs[i], &sa, NULL);
     }
-    alarm(CASE_ALARM_S);
 }
 
 /* ---- a partitioned pair: rank 0 sends TOTAL bytes in SPARTS, rank 1 receives in RPARTS ---- */
@@ -1446,9 +1447,7 @@ static void c_collective(int what)
     }
 }
 
-/* The partitioned-collective cases: CTest runs them all in one launch (pcoll_all, each
- * case named in its messages); each also runs alone by its name. Designated initializers keep
- * them out of CTest's one-entry-per-case list. */
+/* The partitioned-collective cases (group "coll"). */
 typedef struct {
     const char* name;
     int what;
@@ -1473,18 +1472,6 @@ static const CollCase coll_cases[] = {
     {.name = "pbcast_parrived_root", .what = PC_BCAST_PARRIVED_ROOT},
     {.name = "preduce_parrived_non_root", .what = PC_REDUCE_PARRIVED_NON_ROOT},
 };
-
-/* Every collective case in turn, on the same communicator. */
-static void c_collective_all(int unused)
-{
-    (void)unused;
-    const char* all = g_case;
-    for (size_t i = 0; i < sizeof coll_cases / sizeof coll_cases[0]; ++i) {
-        g_case = coll_cases[i].name;
-        c_collective(coll_cases[i].what);
-    }
-    g_case = all;
-}
 
 /* ---- the case table --------------------------------------------------------------------- */
 
@@ -1554,7 +1541,6 @@ static const Case cases[] = {
     {"bottom_struct_absolute", c_bottom, 0},
     {"bottom_struct_absolute_holes", c_bottom, 1},
     {"huge_partitions_count0_recv", c_huge, 0},
-    {"pcoll_all", c_collective_all, 0},
 };
 
 typedef struct {
@@ -1584,30 +1570,74 @@ static const void* find_case(const void* table, size_t n, size_t stride, const c
 }
 #define FIND(table, name) find_case((table), COUNT_OF(table), sizeof((table)[0]), (name))
 
-/* Runs the named case; returns 0 if unknown, 1 if run, 2 if the case finalized MPI itself. */
-static int run_named(const char* name, int* code)
-{
-    const void* e;
-    if ((e = FIND(init_cases, name))) {
-        run_init_case(e);
-    } else if ((e = FIND(pready_cases, name))) {
-        run_pready_case(e);
-    } else if ((e = FIND(parrived_cases, name))) {
-        run_parrived_case(e);
-    } else if ((e = FIND(array_cases, name))) {
-        run_array_case(e);
-    } else if ((e = FIND(coll_cases, name))) {
-        c_collective(((const CollCase*)e)->what);
-    } else if ((e = FIND(cases, name))) {
-        ((const Case*)e)->run(((const Case*)e)->arg);
-    } else if ((e = FIND(finalize_cases, name))) {
-        const int what = ((const FinalizeCase*)e)->what;
-        *code = what == AF_PCOLL ? after_finalize_pcoll() : after_finalize(what);
-        return 2;
-    } else {
-        return 0;
+static void run_init_entry(const void* e) { run_init_case(e); }
+static void run_pready_entry(const void* e) { run_pready_case(e); }
+static void run_parrived_entry(const void* e) { run_parrived_case(e); }
+static void run_array_entry(const void* e) { run_array_case(e); }
+static void run_coll_entry(const void* e) { c_collective(((const CollCase*)e)->what); }
+static void run_misc_entry(const void* e) { ((const Case*)e)->run(((const Case*)e)->arg); }
+
+/* The case tables; "@name" on the command line runs every case of one, in one launch. */
+typedef struct {
+    const char* name;
+    const void* table;
+    size_t n, stride;
+    void (*run)(const void* entry);
+} Group;
+#define GROUP(name, table, run)                               \
+    {                                                         \
+        name, table, COUNT_OF(table), sizeof((table)[0]), run \
     }
-    return 1;
+static const Group groups[] = {
+    GROUP("init", init_cases, run_init_entry),
+    GROUP("pready", pready_cases, run_pready_entry),
+    GROUP("parrived", parrived_cases, run_parrived_entry),
+    GROUP("array", array_cases, run_array_entry),
+    GROUP("coll", coll_cases, run_coll_entry),
+    GROUP("misc", cases, run_misc_entry),
+};
+
+static int g_ran, g_skipped;
+
+/* One case: the erroneous call, then a fresh transfer on the same communicator and tag and
+ * one on MPI_COMM_WORLD (the library still works). Each case has its own alarm. */
+static void run_case(const Group* g, const void* entry)
+{
+    g_case = *(const char* const*)entry;
+    g_phase = "the case";
+    g_skip = 0;
+    alarm(CASE_ALARM_S);
+    g->run(entry);
+    g_phase = "the fresh transfer after the case";
+    tu_transfer_check(ec, SENDER, RECEIVER, TAG, 4, 8, TOTAL, 3);
+    tu_transfer_check(MPI_COMM_WORLD, RECEIVER, SENDER, TAG, 3, 1, 3 * 1024, 4);
+    ++g_ran;
+    if (g_skip) {
+        ++g_skipped;
+        if (tu_rank == 0) {
+            fprintf(stderr, "SKIP: case %s does not apply to this MPI\n", g_case);
+        }
+    }
+}
+
+/* Runs a case name or "@group"; returns 0 if there is no such case or group. */
+static int run_arg(const char* arg)
+{
+    for (size_t i = 0; i < COUNT_OF(groups); ++i) {
+        const Group* g = &groups[i];
+        if (arg[0] == '@' && strcmp(arg + 1, g->name) == 0) {
+            for (size_t k = 0; k < g->n; ++k) {
+                run_case(g, (const char*)g->table + k * g->stride);
+            }
+            return 1;
+        }
+        const void* e = find_case(g->table, g->n, g->stride, arg);
+        if (e) {
+            run_case(g, e);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 int main(int argc, char** argv)
@@ -1615,34 +1645,35 @@ int main(int argc, char** argv)
     tu_init(&argc, &argv, MPI_THREAD_SINGLE, 2);
     if (argc < 2) {
         if (tu_rank == 0) {
-            fprintf(stderr, "usage: %s <case name> (see docs/errors.md)\n", argv[0]);
+            fprintf(stderr, "usage: %s <case>|@<group>... (see docs/errors.md)\n", argv[0]);
         }
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    g_case = argv[1];
     install_watchdogs();
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     MPI_Comm_dup(MPI_COMM_WORLD, &ec);
-    g_phase = "the case";
-    int code = 0;
-    int how = run_named(g_case, &code);
-    if (how == 0) {
-        fprintf(stderr, "unknown case %s\n", g_case);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+    /* A case that finalizes MPI itself runs alone. */
+    const FinalizeCase* f = FIND(finalize_cases, argv[1]);
+    if (f && argc == 2) {
+        g_case = f->name;
+        g_phase = "the case";
+        alarm(CASE_ALARM_S);
+        return f->what == AF_PCOLL ? after_finalize_pcoll() : after_finalize(f->what);
     }
-    if (how == 2) {
-        return code;
+    for (int i = 1; i < argc; ++i) {
+        if (!run_arg(argv[i])) {
+            fprintf(stderr, "unknown case or group %s%s\n", argv[i],
+                    FIND(finalize_cases, argv[i]) ? " (an after_finalize case runs alone)" : "");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
     }
-    /* The library still works, on the same communicator and tag, and on MPI_COMM_WORLD. */
-    g_phase = "the fresh transfer after the case";
-    tu_transfer_check(ec, SENDER, RECEIVER, TAG, 4, 8, TOTAL, 3);
-    tu_transfer_check(MPI_COMM_WORLD, RECEIVER, SENDER, TAG, 3, 1, 3 * 1024, 4);
     MPI_Comm_free(&ec);
+    g_case = "(all named)";
     g_phase = "MPI_Finalize";
-    code = tu_finish();
-    if (code == 0 && g_skip) {
-        fprintf(stderr, "SKIP: case %s does not apply to this MPI\n", g_case);
+    alarm(CASE_ALARM_S);
+    int code = tu_finish();
+    if (code == 0 && g_skipped == g_ran) {
         return TU_SKIP_CODE;
     }
     return code;
