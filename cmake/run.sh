@@ -194,7 +194,7 @@ run_bench() {
 }
 
 # The two emulated hosts of tests/multihost (root), removed again on every exit path. On
-# MPICH a launch whose ranks all entered the MPI's own MPI_Finalize ends 15 s later even if that
+# MPICH a launch whose ranks all entered the MPI's own MPI_Finalize ends 5 s later even if that
 # call hangs (UCX over TCP, tests/platform/ucx_tcp_finalize_hang.c): the results are written.
 hosts_up() {  # $1 = openmpi | mpich
     local hosts="$here/tests/multihost/hosts.sh"

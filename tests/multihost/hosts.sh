@@ -30,17 +30,31 @@ can_run() {
     command -v unshare >/dev/null || { echo "multihost: needs unshare (util-linux)"; return 77; }
 }
 
-kill_inside() {
-    local h ns pids
-    for sig in TERM KILL; do
-        for h in "${hosts[@]}"; do
-            ns=$(ns_of "$h")
-            ip netns list 2>/dev/null | grep -qw "^$ns" || continue
-            pids=$(ip netns pids "$ns" 2>/dev/null || true)
-            [ -n "$pids" ] && kill -s "$sig" $pids 2>/dev/null || true
-        done
-        if [ "$sig" = TERM ]; then sleep 0.5; fi
+# Every process inside the hosts (pids, one per line).
+pids_inside() {
+    local h ns
+    for h in "${hosts[@]}"; do
+        ns=$(ns_of "$h")
+        ip netns list 2>/dev/null | grep -qw "^$ns" || continue
+        ip netns pids "$ns" 2>/dev/null || true
     done
+}
+
+# TERM, up to 0.5 s to go, then KILL; returns at once when nothing runs inside (the usual case
+# after a launch that ended by itself).
+kill_inside() {
+    local pids i
+    pids=$(pids_inside)
+    [ -n "$pids" ] || return 0
+    # shellcheck disable=SC2086  # one word per pid
+    kill -s TERM $pids 2>/dev/null || true
+    for i in 1 2 3 4 5; do
+        sleep 0.1
+        pids=$(pids_inside)
+        [ -n "$pids" ] || return 0
+    done
+    # shellcheck disable=SC2086
+    kill -s KILL $pids 2>/dev/null || true
 }
 
 down() {

@@ -65,7 +65,8 @@ if [ "${MPIPCL_MH_FINALIZE_HANG_OK:-0}" = 1 ]; then
     # The MPI's own MPI_Finalize may hang on this platform (tests/platform/README.md): once rank
     # 0 printed the pass line (every rank agreed) and every rank logged that mpipcl shut down
     # and entered the MPI's MPI_Finalize (MPIPCL_LOG_LEVEL=info), a finalize that does not
-    # return within 15 s is reported and the launch counts as passed.
+    # return within 5 s is reported and the launch counts as passed (a finalize that returns
+    # takes well under a second here).
     entered="library shut down; entering the MPI's MPI_Finalize"
     while kill -0 "$launch" 2>/dev/null; do
         # Substrings, counted per occurrence: the launcher forwards the ranks' output in
@@ -73,18 +74,18 @@ if [ "${MPIPCL_MH_FINALIZE_HANG_OK:-0}" = 1 ]; then
         # "entered" lines on one.
         if { [ -z "$pass_line" ] || grep -qF -- "$pass_line" "$output"; } &&
             [ "$(grep -oF -- "$entered" "$output" | wc -l)" -ge "$np" ]; then
-            for _ in $(seq 150); do
+            for _ in $(seq 50); do
                 kill -0 "$launch" 2>/dev/null || break
                 sleep 0.1
             done
             if kill -0 "$launch" 2>/dev/null; then
                 note="multihost: every rank passed and entered the MPI's MPI_Finalize, which did"
-                note+=" not return within 15 s (MPICH + UCX over TCP,"
+                note+=" not return within 5 s (MPICH + UCX over TCP,"
                 note+=" tests/platform/ucx_tcp_finalize_hang.c); counted as passed"
                 exit 0
             fi
         fi
-        sleep 0.5
+        sleep 0.1
     done
 fi
 wait "$launch"
