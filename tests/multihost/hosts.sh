@@ -43,12 +43,12 @@ pids_inside() {
 # TERM, up to 0.5 s to go, then KILL; returns at once when nothing runs inside (the usual case
 # after a launch that ended by itself).
 kill_inside() {
-    local pids i
+    local pids
     pids=$(pids_inside)
     [ -n "$pids" ] || return 0
     # shellcheck disable=SC2086  # one word per pid
     kill -s TERM $pids 2>/dev/null || true
-    for i in 1 2 3 4 5; do
+    for _ in 1 2 3 4 5; do
         sleep 0.1
         pids=$(pids_inside)
         [ -n "$pids" ] || return 0
