@@ -71,6 +71,12 @@ class MixedArray {
     int size() const { return n_; }
     /// Ours at position @p i, or empty.
     Ref& mine(int i) { return mine_[i]; }
+    /// How many are ours.
+    int mine_count() const
+    {
+        return static_cast<int>(
+            std::count_if(mine_.begin(), mine_.end(), [](const Ref& r) { return bool(r); }));
+    }
     /// The user's status slot @p i (MPI_STATUS_IGNORE without statuses).
     MPI_Status* status(int i) const
     {
@@ -261,6 +267,19 @@ bool complete_any_mine(MixedArray& a, int pass, MPI_Status* status, int* index, 
 
 mpipcl::progress::Engine& engine() { return mpipcl::progress::Engine::instance(); }
 
+/// Every partitioned request of @p a that is not @p done satisfies @p pred.
+template <class Pred>
+bool every_pending_mine(MixedArray& a, const std::vector<char>& done, Pred pred)
+{
+    for (std::size_t i = 0; i < done.size(); ++i) {
+        const int k = static_cast<int>(i);
+        if (a.mine(k) && done[i] == 0 && !pred(*a.mine(k))) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /// The event and offload modes' wait (Engine::waits_sleep): until @p done(poll) (which makes
 /// a pass) is true, sleeps on the doorbell between passes. The count is read before the pass,
 /// so a ring during it ends the sleep at once. In the event mode the wait polls instead, as
@@ -382,9 +401,12 @@ MPIPCL_API int MPI_Wait(MPI_Request* request, MPI_Status* status)
                         [&] { return r->finishing(); });
             return call.raise(err);
         }
+        // Polls and yields, or sleeps between passes while two or more pieces are to come.
+        const int sleep_after = mpipcl::config().wait_sleep_after_us;
         Backoff b = mpipcl::user_wait_backoff();
+        Backoff between = mpipcl::user_wait_between_pieces(sleep_after);
         while (!r->try_complete(status, &err, Poll::Wait)) {
-            b.pause();
+            (sleep_after >= 0 && r->expects_more() ? between : b).pause();
         }
         return call.raise(err);
     });
@@ -432,10 +454,7 @@ MPIPCL_API int MPI_Waitall(int count, MPI_Request array_of_requests[],
             return PMPI_Waitall(count, array_of_requests, array_of_statuses);
         }
         std::vector<char> done(count, 0);
-        int pending_mine = 0;
-        for (int i = 0; i < count; ++i) {
-            pending_mine += a.mine(i) ? 1 : 0;
-        }
+        int pending_mine = a.mine_count();
         bool others_done = a.others() == 0;
         if (others_done && engine().waits_sleep()) {
             sleep_until(
@@ -448,17 +467,17 @@ MPIPCL_API int MPI_Waitall(int count, MPI_Request array_of_requests[],
                     }
                     return pending_mine == 0;
                 },
-                [&] {  // every request left is finishing
-                    for (int i = 0; i < count; ++i) {
-                        if (a.mine(i) && !done[i] && !a.mine(i)->finishing()) {
-                            return false;
-                        }
-                    }
-                    return true;
+                [&] {
+                    return every_pending_mine(a, done, [](Request& r) { return r.finishing(); });
                 });
             return a.finish(call, count);
         }
+        // As MPI_Wait's: sleeps between passes while every partitioned request left expects two
+        // or more pieces and no other request is pending.
+        const int sleep_after = mpipcl::config().wait_sleep_after_us;
+        const auto expect_more = [](Request& r) { return r.expects_more(); };
         Backoff b = mpipcl::user_wait_backoff();
+        Backoff between = mpipcl::user_wait_between_pieces(sleep_after);
         while (pending_mine > 0 || !others_done) {
             bool moved = false;
             for (int i = 0; i < count; ++i) {
@@ -478,6 +497,10 @@ MPIPCL_API int MPI_Waitall(int count, MPI_Request array_of_requests[],
             }
             if (moved) {
                 b.reset();
+                between.reset();
+            } else if (others_done && sleep_after >= 0 &&
+                       every_pending_mine(a, done, expect_more)) {
+                between.pause();
             } else {
                 b.pause();
             }

@@ -156,6 +156,11 @@ class Backend {
     /// nothing from this process's progress wherever the receiver moves the data itself
     /// (kOnNodeReceiverCopies); what remains is to notice that the sends completed.
     virtual bool sends_handed_over() const noexcept { return false; }
+    /// Two or more pieces of this round are still to come: a receive with at least two
+    /// messages not yet arrived, a send with units not yet started. A waiting application
+    /// thread may then sleep between its passes (MPIPCL_WAIT_SLEEP_AFTER_US), since no single
+    /// piece completes the round. False unless the backend can tell.
+    virtual bool expects_more() const noexcept { return false; }
     /// engine (sender): the receiver has started round @p round (its buffer is writable).
     virtual void peer_ready(std::uint64_t round) noexcept { (void)round; }
     /// engine: one line of this backend's round state for a diagnostic dump

@@ -90,5 +90,14 @@ class Backoff {
 /// it to every small message's latency. After that it yields (bounded poll, never a spin).
 inline constexpr int kUserPollUs = 20;
 inline Backoff user_wait_backoff() { return Backoff(1 << 30, 50, kUserPollUs); }
+/// The application's wait while its requests expect two or more pieces more
+/// (MPIPCL_WAIT_SLEEP_AFTER_US): no single piece completes them, so after polling and yielding
+/// @p yield_us it sleeps between passes (1 us doubling to 50 us, plus the thread's timer
+/// slack), and the core is free for the ranks and threads that compute or copy. The pass that
+/// finds a request down to its last piece hands over to user_wait_backoff().
+inline Backoff user_wait_between_pieces(int yield_us)
+{
+    return Backoff(std::max(yield_us, kUserPollUs), 50, kUserPollUs);
+}
 
 }  // namespace mpipcl

@@ -195,6 +195,9 @@ void read_progress(Config* c)
         }
     }
     c->progress_thread = c->progress != ProgressMode::Caller;
+    if (env_int("MPIPCL_WAIT_SLEEP_AFTER_US", -1, 1000000, &v)) {
+        c->wait_sleep_after_us = static_cast<int>(v);
+    }
 }
 
 }  // namespace

@@ -72,6 +72,12 @@ struct Config {
     /// another node, MPI-internal progress); the sleep doubles from MPIPCL_PROGRESS_MAX_SLEEP_US
     /// up to this while its passes find nothing.
     int progress_poll_us = 400;
+    /// MPIPCL_WAIT_SLEEP_AFTER_US: an MPI_Wait/MPI_Waitall of the thread and caller modes whose
+    /// partitioned requests all expect two or more pieces more (Backend::expects_more) polls
+    /// and yields this long, then sleeps between its passes (1 us doubling to 50 us) until one
+    /// is down to its last piece; -1 (the default) never sleeps (docs/design.md, "Why the
+    /// thread mode's waits poll").
+    int wait_sleep_after_us = -1;
     /// MPIPCL_RECV_WINDOW: persistent receives from a rank on the same node (Open MPI) are
     /// posted this many at a time, each replaced as it completes; 0 posts all at the start.
     int recv_window = 4;

@@ -90,6 +90,13 @@ class PersistentBackend final : public Backend {
     {
         return !send_ && remaining_.load(std::memory_order_relaxed) == 1 && map_.messages() > 1;
     }
+    bool expects_more() const noexcept override
+    {
+        if (send_) {
+            return started_.load(std::memory_order_relaxed) < map_.messages();
+        }
+        return remaining_.load(std::memory_order_relaxed) > 1;
+    }
     void abort_round() noexcept override;
     int tags_used() const noexcept override { return map_.messages(); }
     void describe(char* out, std::size_t n) const noexcept override;

@@ -125,6 +125,12 @@ class Transfer {
         const Backend* b = ready_backend_.load(std::memory_order_acquire);
         return b != nullptr && b->finishing();
     }
+    /// Two or more pieces of this round are still to come (Backend::expects_more).
+    bool expects_more() const noexcept
+    {
+        const Backend* b = ready_backend_.load(std::memory_order_acquire);
+        return b != nullptr && b->expects_more();
+    }
     /// Sender: the receiver announces each round's start (Ready); true while not yet paired.
     bool needs_peer_ready() const noexcept;
     /// Receiver: every byte of receive partition @p p is in the buffer this round.

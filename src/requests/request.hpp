@@ -72,6 +72,9 @@ class Request {
     /// A receive with all but the last of this round's data in (progress::Transfer::finishing;
     /// never a collective): MPI_Wait then polls rather than sleeps (event mode).
     bool finishing() const noexcept { return c_ == nullptr && t_->finishing(); }
+    /// Point-to-point with two or more pieces of this round still to come
+    /// (progress::Transfer::expects_more; never a collective, whose passes forward).
+    bool expects_more() const noexcept { return c_ == nullptr && t_->expects_more(); }
     /// Active and its round is complete (a completion call would return now).
     bool done() const { return is_active() && round_complete(); }
 
