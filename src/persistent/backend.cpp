@@ -4,6 +4,7 @@
 
 #include <climits>
 #include <cstdio>
+#include <mutex>
 
 #include "common/backend_module.hpp"
 #include "common/error.hpp"
@@ -37,9 +38,35 @@ void* offset_address(void* base, std::int64_t bytes)
 }
 }  // namespace
 
-void cancel_receive(MPI_Request* req, int peer) noexcept
+namespace {
+std::shared_mutex& self_gate()
 {
-    PMPI_Cancel(req);
+    static std::shared_mutex gate;
+    return gate;
+}
+}  // namespace
+
+bool is_self(MPI_Comm comm, int peer) noexcept
+{
+    int rank = MPI_PROC_NULL;
+    return PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS && rank == peer;
+}
+
+std::shared_lock<std::shared_mutex> self_send_gate(bool self) noexcept
+{
+    return self ? std::shared_lock<std::shared_mutex>(self_gate())
+                : std::shared_lock<std::shared_mutex>();
+}
+
+void cancel_receive(MPI_Request* req, int peer, bool self) noexcept
+{
+    {
+        std::unique_lock<std::shared_mutex> starts(self_gate(), std::defer_lock);
+        if (self) {
+            starts.lock();
+        }
+        PMPI_Cancel(req);
+    }
     MPI_Status st;
     int cancelled = 0;
     if (PMPI_Wait(req, &st) == MPI_SUCCESS && PMPI_Test_cancelled(&st, &cancelled) == MPI_SUCCESS &&
@@ -96,6 +123,7 @@ namespace mpipcl::persistent {
 PersistentBackend::PersistentBackend(const Endpoint& ep, const Agreement& a, MPI_Comm comm)
     : send_(ep.kind == Kind::Send),
       peer_(ep.peer_world),
+      self_(is_self(comm, ep.peer_world)),
       map_(map_of(a)),
       window_(ep.kind == Kind::Recv && a.recv_window < map_.messages() ? a.recv_window : 0),
       tag_base_(a.tag_base),
@@ -218,7 +246,11 @@ void PersistentBackend::flush() noexcept
                 batch[n++] = reqs_[h];
                 h = ready_.next(h);
             }
-            const int rc = n == 1 ? PMPI_Start(&batch[0]) : PMPI_Startall(n, batch);
+            int rc = MPI_SUCCESS;
+            {
+                const auto gate = self_send_gate(self_);
+                rc = n == 1 ? PMPI_Start(&batch[0]) : PMPI_Startall(n, batch);
+            }
             if (rc != MPI_SUCCESS) {
                 flush_error_.store(rc, std::memory_order_relaxed);
             } else {
@@ -401,7 +433,7 @@ void PersistentBackend::abort_round() noexcept
         return;
     }
     for (const int m : pending_msg_) {  // the receives still posted this round
-        cancel_receive(&reqs_[m], peer_);
+        cancel_receive(&reqs_[m], peer_, self_);
     }
     moved_ = false;
     pending_.clear();

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <shared_mutex>
 #include <vector>
 
 #include "common/backend.hpp"
@@ -55,10 +56,22 @@ inline bool covered_arrived(const std::vector<std::int64_t>& bounds, std::int64_
     return true;
 }
 
-/// Receiver, both layouts: cancels the posted receive @p req (from private rank @p peer) and
-/// waits for it. A message that came first cannot be cancelled and counts as received
-/// (common/traffic.hpp).
-void cancel_receive(MPI_Request* req, int peer) noexcept;
+/// Whether private rank @p peer of @p comm is this process: its messages match inside the
+/// sending thread's call (Open MPI's btl_self), see self_send_gate().
+bool is_self(MPI_Comm comm, int peer) noexcept;
+
+/// Held by a send to this process's own rank across the call that starts it, when
+/// @p self (else not locked). Open MPI's ob1 (4.1 and 5.0) marks a receive matched only after
+/// it released the matching lock: a cancel in between unlinks the receive from the posted
+/// queue a second time (corrupting it) and completes it while the data is still being unpacked
+/// into it. A message to the own rank matches in the sender's thread, so cancel_receive of a
+/// receive from the own rank waits for these starts to end.
+std::shared_lock<std::shared_mutex> self_send_gate(bool self) noexcept;
+
+/// Receiver, both layouts: cancels the posted receive @p req (from private rank @p peer,
+/// this process itself when @p self) and waits for it. A message that came first cannot be
+/// cancelled and counts as received (common/traffic.hpp).
+void cancel_receive(MPI_Request* req, int peer, bool self) noexcept;
 
 /// The sender's Setup for this backend (the message count it asks for).
 Offer make_offer(const Endpoint& ep, const RequestOptions& opts);
@@ -107,7 +120,8 @@ class PersistentBackend final : public Backend {
     void pend_all();
 
     const bool send_;
-    const int peer_;  ///< private rank of the other side
+    const int peer_;   ///< private rank of the other side
+    const bool self_;  ///< the other side is this process
     PartitionMap map_;
     std::vector<MPI_Request> reqs_;  ///< one persistent request per internal message
 

@@ -67,6 +67,7 @@ PackedBackend::PackedBackend(const Endpoint& ep, const Agreement& a, MPI_Comm co
       total_(a.send_part_bytes * a.send_partitions),
       user_(static_cast<unsigned char*>(ep.buf)),
       peer_(ep.peer_world),
+      self_(is_self(comm, ep.peer_world)),
       tag_(a.tag_base),
       comm_(comm)
 {
@@ -191,8 +192,11 @@ void PackedBackend::send_list(int head) noexcept
     }
     const int k = issued_.load(std::memory_order_relaxed);
     in_flight_.fetch_add(1);
-    const int rc =
-        PMPI_Isend(region, static_cast<int>(bytes), MPI_BYTE, peer_, tag_, comm_, &reqs_[k]);
+    int rc = MPI_SUCCESS;
+    {
+        const auto gate = self_send_gate(self_);
+        rc = PMPI_Isend(region, static_cast<int>(bytes), MPI_BYTE, peer_, tag_, comm_, &reqs_[k]);
+    }
     if (rc != MPI_SUCCESS) {
         reqs_[k] = MPI_REQUEST_NULL;  // nothing to test; progress() reports the error
         in_flight_.fetch_sub(1);
@@ -305,7 +309,7 @@ void PackedBackend::abort_round() noexcept
     if (send_ || !receiving_) {
         return;
     }
-    cancel_receive(&recv_, peer_);
+    cancel_receive(&recv_, peer_, self_);
     receiving_ = false;
 }
 

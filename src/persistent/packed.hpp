@@ -60,6 +60,7 @@ class PackedBackend final : public Backend {
     const std::int64_t total_;   ///< bytes per round
     unsigned char* const user_;  ///< the user's buffer (dense: byte x of the stream at x)
     const int peer_;
+    const bool self_;  ///< the other side is this process
     const int tag_;
     const MPI_Comm comm_;
     std::unique_ptr<unsigned char[]> staging_;

@@ -6,7 +6,7 @@
  *   neighbor ring|line|grid|graph <sp> <sc> <rp> <rc> <threads> [flags]
  *                                                            (pcoll_block_neighbor.c)
  *   errors                                                   (pcoll_block_errors.c)
- *   mismatch, mismatch_reuse                                 (pcoll_block_mismatch.c)
+ *   mismatch, mismatch_reuse, mismatch_race [rounds]         (pcoll_block_mismatch.c)
  * sp / rp: partitions per send / receive block, sc / rc: elements per partition (ints on the
  * send side, ints or a holed vector on the receive side), flags: pcoll_block.h. Every case
  * checks what its file says; the watchdog is re-armed before each one (pcoll_common.c). */
@@ -28,7 +28,8 @@ static void run_case(char** args, int n, char* prog, int level)
         pcb_neighbor_case(args, n, level);
     } else if (strcmp(mode, "errors") == 0) {
         pcb_errors_case(args, n, level);
-    } else if (strcmp(mode, "mismatch") == 0 || strcmp(mode, "mismatch_reuse") == 0) {
+    } else if (strcmp(mode, "mismatch") == 0 || strcmp(mode, "mismatch_reuse") == 0 ||
+               strcmp(mode, "mismatch_race") == 0) {
         pcb_mismatch_case(args, n, level);
     } else {
         TU_ABORT("unknown case");

@@ -5,7 +5,8 @@
  * MPI_ERR_COUNT or MPI_ERR_ARG) within the wait timeout, no hang, and the requests free
  * cleanly; a matching allgather on the same communicator afterwards works. Runs on a
  * duplicate of MPI_COMM_WORLD (and a periodic ring over it) with MPI_ERRORS_RETURN.
- * A case of pcoll_block.c, no arguments (2 ranks or more); mismatch_reuse: see reuse(). */
+ * A case of pcoll_block.c, no arguments (2 ranks or more); mismatch_reuse: see reuse();
+ * mismatch_race: see race(). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,15 +115,53 @@ static void reuse(MPI_Comm comm, MPI_Comm ring, int* send, int* recv, size_t int
     }
 }
 
+/* mismatch_race [rounds]: an allgather whose last rank's receive blocks are larger fails,
+ * round after round (a barrier between rounds keeps the ranks in step), each partition marked
+ * on its own. The other ranks' own block goes to themselves: its internal message matches in
+ * the marking thread's send call while the peer's failure makes the progress thread cancel
+ * the receive it matches (Open MPI's ob1 corrupts its posted queue if that cancel comes
+ * between the match and the mark that it matched: persistent/backend.hpp, self_send_gate). */
+static void race(MPI_Comm comm, int rounds)
+{
+    enum { RP = 8 };
+    int send[RP * C];
+    int* recv = calloc((size_t)tu_size * RP * (C + 1), sizeof(int));
+    const int rc = tu_rank == tu_size - 1 ? C + 1 : C;
+    for (int round = 0; round < rounds; ++round) {
+        if (round % 200 == 0) {
+            tu_watchdog_rearm(TU_WATCHDOG_S);
+        }
+        MPI_Request req = MPI_REQUEST_NULL;
+        TU_MPI(MPIX_Pallgather_init(send, RP, C, MPI_INT, recv, RP, rc, MPI_INT, comm,
+                                    MPI_INFO_NULL, &req));
+        TU_MPI(MPI_Start(&req));
+        for (int p = 0; p < RP; ++p) {
+            MPI_Pready(p, req); /* the round may have failed already: allowed all the same */
+        }
+        const int err = tu_wait(&req, MPI_STATUS_IGNORE, "mismatch_race");
+        int cls = MPI_SUCCESS;
+        MPI_Error_class(err, &cls);
+        TU_CHECK_MSG(cls == MPI_ERR_TRUNCATE || cls == MPI_ERR_COUNT || cls == MPI_ERR_ARG,
+                     "mismatch_race round %d: the wait returned class %d", round, cls);
+        TU_MPI(MPI_Request_free(&req));
+        TU_MPI(MPI_Barrier(comm));
+    }
+    free(recv);
+}
+
 void pcb_mismatch_case(char** args, int n, int level)
 {
-    (void)n;
     (void)level;
     if (tu_size < 2) {
         return;
     }
     MPI_Comm comm, ring;
     pcb_error_comms(&comm, &ring);
+    if (strcmp(args[0], "mismatch_race") == 0) {
+        race(comm, n > 1 ? atoi(args[1]) : 500);
+        pcb_error_comms_free(&comm, &ring);
+        return;
+    }
     /* Room for the largest blocks of every case. */
     const size_t ints = (size_t)tu_size * P * (C + 1) + 1;
     int* send = calloc(ints, sizeof(int));
