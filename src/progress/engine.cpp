@@ -88,6 +88,7 @@ void Engine::finalize()
     }
     thread_.stop();
     std::lock_guard<std::mutex> lk(mu_);
+    answer_until_all_finalize_locked();
     ctrl_.drain();
     active_.clear();
     tasks_.clear();
@@ -105,6 +106,32 @@ void Engine::finalize()
     comm_info_finalize();
     dump_signal_.restore();
     initialized_.store(false, std::memory_order_release);
+}
+
+void Engine::answer_until_all_finalize_locked() noexcept
+{
+    // A peer's round may still wait for an answer from here: a failed transfer kept for late
+    // peers (Handshake::remove) gives it its error, and only then can that peer finalize. So
+    // the control channel is served until every process is in MPI_Finalize.
+    MPI_Request all_in = MPI_REQUEST_NULL;
+    if (PMPI_Ibarrier(comm_, &all_in) != MPI_SUCCESS) {
+        MPIPCL_LOG(Warn, "finalize: cannot wait for the other processes to finalize");
+        return;
+    }
+    Backoff backoff(kFinalizeDrainYieldUs, kFinalizeDrainMaxSleepUs);
+    for (;;) {
+        int flag = 0;
+        if (PMPI_Test(&all_in, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS || flag != 0) {
+            return;
+        }
+        try {
+            ctrl_.receive([this](const CtrlMsg& msg, int src) { handshake_.handle(msg, src); });
+            ctrl_.complete_sends();
+        } catch (const std::exception& e) {
+            MPIPCL_LOG(Warn, "finalize: a control message failed: %s", e.what());
+        }
+        backoff.pause();
+    }
 }
 
 void Engine::add(const TransferPtr& t)

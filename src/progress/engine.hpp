@@ -192,6 +192,8 @@ class Engine final : private ProgressThread::Work {
     bool pass(std::unique_lock<std::mutex>& lk, bool all) noexcept;
     /// Logs the engine's and every transfer's state (MPIPCL_DUMP_SIGNAL).
     void dump_locked() noexcept;
+    /// MPI_Finalize: answers control messages until every process has entered it.
+    void answer_until_all_finalize_locked() noexcept;
     /// Returns whether every running transfer left is a send to this node (local_send_locked);
     /// a full pass (@p all) records rung_for_all_.
     bool progress_locked(bool all);
