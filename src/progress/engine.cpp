@@ -119,18 +119,30 @@ void Engine::answer_until_all_finalize_locked() noexcept
         return;
     }
     Backoff backoff(kFinalizeDrainYieldUs, kFinalizeDrainMaxSleepUs);
+    bool warned = false;
     for (;;) {
         int flag = 0;
         if (PMPI_Test(&all_in, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS || flag != 0) {
             return;
         }
+        bool handled = false;  // a peer that needs several answers in a row gets them quickly
         try {
-            ctrl_.receive([this](const CtrlMsg& msg, int src) { handshake_.handle(msg, src); });
+            ctrl_.receive([this, &handled](const CtrlMsg& msg, int src) {
+                handled = true;
+                handshake_.handle(msg, src);
+            });
             ctrl_.complete_sends();
         } catch (const std::exception& e) {
-            MPIPCL_LOG(Warn, "finalize: a control message failed: %s", e.what());
+            if (!warned) {
+                MPIPCL_LOG(Warn, "finalize: a control message failed: %s", e.what());
+                warned = true;
+            }
         }
-        backoff.pause();
+        if (handled) {
+            backoff.reset();
+        } else {
+            backoff.pause();
+        }
     }
 }
 
