@@ -26,8 +26,10 @@ void pcoll_poll_arrivals(MPI_Request req, int parts, void (*check)(int p, void* 
                          const char* what);
 
 /* One round of a collective that must fail: MPI_Start, partitions 0 .. nmark-1 marked (their
- * errors ignored), a bounded wait that must return an error (@p what names it), then
- * MPI_Request_free. Returns the error's class. */
-int pcoll_failed_round(MPI_Request* req, int nmark, const char* what);
+ * errors ignored), then, with @p npoll > 0, MPI_Parrived on partitions 0 .. npoll-1 in turn
+ * until one returns an error (within the deadline): after the first error no call may report
+ * a partition (a failed round winding down reports none). Then a bounded wait that must return
+ * an error (@p what names it), and MPI_Request_free. Returns the wait's error class. */
+int pcoll_failed_round(MPI_Request* req, int nmark, int npoll, const char* what);
 
 #endif

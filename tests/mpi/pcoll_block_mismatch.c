@@ -57,7 +57,10 @@ static void one(enum What w, MPI_Comm comm, MPI_Comm ring, int* send, int* recv)
 {
     MPI_Request req = MPI_REQUEST_NULL;
     const int nmark = init(w, comm, ring, send, recv, &req);
-    const int cls = pcoll_failed_round(&req, nmark, g_names[w]);
+    /* Receive partitions: P per block, a block per rank (gather: at the root; the others'
+     * MPI_Parrived fails at once) or per ring neighbour. */
+    const int npoll = (w == RING_RECV ? 2 : tu_size) * P;
+    const int cls = pcoll_failed_round(&req, nmark, npoll, g_names[w]);
     TU_CHECK_MSG(cls == MPI_ERR_TRUNCATE || cls == MPI_ERR_COUNT || cls == MPI_ERR_ARG,
                  "%s: the wait returned class %d", g_names[w], cls);
 }

@@ -29,12 +29,42 @@ void pcoll_poll_arrivals(MPI_Request req, int parts, void (*check)(int p, void* 
     free(seen);
 }
 
-int pcoll_failed_round(MPI_Request* req, int nmark, const char* what)
+/* MPI_Parrived on partitions 0 .. npoll-1 of failing round @p req in turn until a call
+ * returns an error; checks that no call after it reports a partition. */
+static void poll_until_error(MPI_Request req, int npoll, const char* what)
+{
+    const double deadline = tu_deadline();
+    int errored = 0;
+    int passes = 0; /* whole passes after the first error */
+    while (passes < 2) {
+        const int whole = errored;
+        for (int p = 0; p < npoll; ++p) {
+            int flag = 0;
+            if (MPI_Parrived(req, p, &flag) != MPI_SUCCESS) {
+                errored = 1;
+            } else if (errored && !TU_CHECK_MSG(flag == 0,
+                                                "%s: MPI_Parrived reported partition %d after "
+                                                "it returned an error",
+                                                what, p)) {
+                return;
+            }
+        }
+        passes += whole;
+        if (!errored) {
+            tu_check_deadline(deadline, what);
+        }
+    }
+}
+
+int pcoll_failed_round(MPI_Request* req, int nmark, int npoll, const char* what)
 {
     TU_MPI(MPI_Start(req));
     if (nmark > 0) {
         /* The round may have failed already: marking is allowed all the same. */
         MPI_Pready_range(0, nmark - 1, *req);
+    }
+    if (npoll > 0) {
+        poll_until_error(*req, npoll, what);
     }
     const int rc = tu_wait(req, MPI_STATUS_IGNORE, what);
     int cls = MPI_SUCCESS;

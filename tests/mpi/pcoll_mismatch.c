@@ -74,7 +74,7 @@ static void one(enum What w, MPI_Comm comm, int* send, int* recv)
     MPI_Request req = MPI_REQUEST_NULL;
     int contrib = 0;
     init(w, comm, send, recv, &req, &contrib);
-    const int cls = pcoll_failed_round(&req, contrib ? PARTS : 0, g_names[w]);
+    const int cls = pcoll_failed_round(&req, contrib ? PARTS : 0, PARTS, g_names[w]);
     TU_CHECK_MSG(expected(w, cls), "%s differs: the wait returned class %d", g_names[w], cls);
 }
 
