@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "collectives/tree.hpp"
+#include "common/config.hpp"
 #include "common/error.hpp"
 #include "progress/comm_info.hpp"
 #include "progress/engine.hpp"
@@ -96,6 +97,7 @@ BlockCollective::BlockCollective(const CollArgs& a) : Collective(a), send_(a.sen
     // Block sizes are compared pair by pair, as for point-to-point (one side may cut its
     // blocks into other partition counts); the members agree on kind and root.
     sig_.root = kind_ == CollKind::Gather ? a.root : 0;
+    min_message_bytes_ = config().block_message_bytes;
     try {
         build(a);
         build_checks();

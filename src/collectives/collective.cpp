@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "collectives/tree.hpp"
+#include "common/config.hpp"
 #include "common/error.hpp"
 #include "progress/comm_info.hpp"
 #include "progress/engine.hpp"
@@ -59,6 +60,24 @@ MPI_Datatype Collective::own(MPI_Datatype type)
     return t;
 }
 
+namespace {
+
+// Unless the user asked otherwise: one internal message per partition, so that each partition
+// moves on at once, but none below @p min_bytes (0: no bound). Partitions small enough for the
+// persistent backend's packed layout keep one message each: that layout would copy the buffer
+// in the Pready thread while this rank's other transfers write it (MPI itself reads it here).
+int automatic_messages(const Side& s, std::int64_t min_bytes)
+{
+    const std::int64_t part_bytes = static_cast<std::int64_t>(s.count) * s.type_size;
+    if (min_bytes <= 0 || part_bytes < config().min_message_bytes) {
+        return s.partitions;
+    }
+    const std::int64_t by_size = part_bytes * s.partitions / min_bytes;
+    return static_cast<int>(std::clamp<std::int64_t>(by_size, 1, s.partitions));
+}
+
+}  // namespace
+
 Collective::TransferPtr Collective::add_transfer(Kind kind, const void* buf, int peer, int tag,
                                                  const Side& s, MPI_Datatype type)
 {
@@ -77,10 +96,7 @@ Collective::TransferPtr Collective::add_transfer(Kind kind, const void* buf, int
     if (s.count == 0 || s.type_size == 0) {
         args.options.backend = BackendKind::Persistent;  // nothing to put: no window needed
     } else if (args.options.messages == 0) {
-        // One internal message per partition unless the user asked otherwise: each partition
-        // moves on at once, and MPI itself reads the buffer (the packed layout would copy it
-        // in the Pready thread while this rank's other transfers write it).
-        args.options.messages = s.partitions;
+        args.options.messages = automatic_messages(s, min_message_bytes_);
     }
     // The collective owns the datatype handle: the transfers borrow it.
     auto t = std::make_shared<Transfer>(progress::make_endpoint(args, key_), args.options,

@@ -106,6 +106,10 @@ class Collective : public progress::Task, public std::enable_shared_from_this<Co
     /// Reads rank and size, takes the collective's key: call once every local check passed.
     explicit Collective(const CollArgs& a);
 
+    /// Automatic mode: the fewest bytes an internal message of add_transfer() carries (one
+    /// message per partition where that leaves them larger; 0: one per partition).
+    std::int64_t min_message_bytes_ = 0;
+
     /// The library's handle on @p type (a duplicate if derived; freed with the collective).
     MPI_Datatype own(MPI_Datatype type);
     /// A new internal transfer of this rank to/from @p peer over @p buf: @p s's partitions,

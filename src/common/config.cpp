@@ -200,6 +200,24 @@ void read_progress(Config* c)
     }
 }
 
+// How transfers are cut into internal messages.
+void read_messages(Config* c)
+{
+    std::int64_t v = 0;
+    if (env_int("MPIPCL_MESSAGES", 0, 1 << 20, &v)) {
+        c->messages = static_cast<int>(v);
+    }
+    if (env_int("MPIPCL_MIN_MESSAGE_BYTES", 1, std::int64_t{1} << 40, &v)) {
+        c->min_message_bytes = v;
+    }
+    if (env_int("MPIPCL_MAX_MESSAGES", 1, 1 << 20, &v)) {
+        c->max_messages = static_cast<int>(v);
+    }
+    if (env_int("MPIPCL_BLOCK_MESSAGE_BYTES", 0, std::int64_t{1} << 40, &v)) {
+        c->block_message_bytes = v;
+    }
+}
+
 }  // namespace
 
 Config Config::load()
@@ -213,16 +231,8 @@ Config Config::load()
         }
     }
     read_progress(&c);
+    read_messages(&c);
     std::int64_t v = 0;
-    if (env_int("MPIPCL_MESSAGES", 0, 1 << 20, &v)) {
-        c.messages = static_cast<int>(v);
-    }
-    if (env_int("MPIPCL_MIN_MESSAGE_BYTES", 1, std::int64_t{1} << 40, &v)) {
-        c.min_message_bytes = v;
-    }
-    if (env_int("MPIPCL_MAX_MESSAGES", 1, 1 << 20, &v)) {
-        c.max_messages = static_cast<int>(v);
-    }
     if (env_int("MPIPCL_PACKED", 0, INT_MAX, &v)) {
         c.packed_max_partitions = static_cast<int>(v);
     }

@@ -53,6 +53,16 @@ struct Config {
     int messages = 0;                       ///< MPIPCL_MESSAGES: internal messages, 0 = automatic
     std::int64_t min_message_bytes = 4096;  ///< MPIPCL_MIN_MESSAGE_BYTES (automatic mode)
     int max_messages = 1024;                ///< MPIPCL_MAX_MESSAGES (automatic mode cap)
+    /// MPIPCL_BLOCK_MESSAGE_BYTES: the block-wise collectives' internal transfers, automatic
+    /// mode: one message per partition, but none below this many bytes; 0 = one per partition.
+    /// Fewer, larger messages cost fewer rendezvous where ranks share cores; on MPICH they
+    /// also cost the early start where one thread computes the partitions in turn
+    /// (docs/collectives.md, "Messages per block").
+#if defined(MPICH_VERSION)
+    std::int64_t block_message_bytes = 0;
+#else
+    std::int64_t block_message_bytes = 1 << 20;
+#endif
     /// MPIPCL_PACKED: the persistent backend's packed layout for transfers of at most this many
     /// send partitions; 0 turns it off. A packed MPI_Pready pushes its partition on the ready
     /// queue, an aggregated one only the last of its message: mpipcl-gbench

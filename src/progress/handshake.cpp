@@ -188,9 +188,11 @@ void Handshake::pair_recv(const TransferPtr& recv, const Setup& setup)
         // is FIFO, so one of the two arrives.
         reply = reply_msg(setup.msg.send_id, recv->id(), a, err);
     }
-    MPIPCL_LOG(Debug, "recv %llu paired with send %llu of rank %d: tags %d.., error %d",
+    MPIPCL_LOG(Debug,
+               "recv %llu paired with send %llu of rank %d: tags %d.., %d messages, error %d",
                static_cast<unsigned long long>(recv->id()),
-               static_cast<unsigned long long>(setup.msg.send_id), setup.src, reply.tag_base, err);
+               static_cast<unsigned long long>(setup.msg.send_id), setup.src, reply.tag_base,
+               a.messages, err);
     ctrl_.send(setup.src, reply);
     if (!recv->round_complete()) {
         if (err == MPI_SUCCESS) {
