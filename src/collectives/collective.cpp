@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "collectives/tree.hpp"
+#include "common/backend_module.hpp"
 #include "common/config.hpp"
 #include "common/error.hpp"
 #include "progress/comm_info.hpp"
@@ -62,18 +63,19 @@ MPI_Datatype Collective::own(MPI_Datatype type)
 
 namespace {
 
-// Unless the user asked otherwise: one internal message per partition, so that each partition
-// moves on at once, but none below @p min_bytes (0: no bound). Partitions small enough for the
-// persistent backend's packed layout keep one message each: that layout would copy the buffer
-// in the Pready thread while this rank's other transfers write it (MPI itself reads it here).
+// Unless the user asked otherwise: the persistent backend's automatic rule (one internal
+// message per partition, none below @p min_bytes, at most MPIPCL_MAX_MESSAGES), or one message
+// per partition when @p min_bytes is 0. Partitions small enough for the packed layout keep one
+// message each: that layout would copy the buffer in the Pready thread while this rank's other
+// transfers write it (MPI itself reads it here).
 int automatic_messages(const Side& s, std::int64_t min_bytes)
 {
     const std::int64_t part_bytes = static_cast<std::int64_t>(s.count) * s.type_size;
     if (min_bytes <= 0 || part_bytes < config().min_message_bytes) {
         return s.partitions;
     }
-    const std::int64_t by_size = part_bytes * s.partitions / min_bytes;
-    return static_cast<int>(std::clamp<std::int64_t>(by_size, 1, s.partitions));
+    return backend_module(BackendKind::Persistent)
+        .auto_messages(s.partitions, part_bytes * s.partitions, min_bytes, config().max_messages);
 }
 
 }  // namespace
