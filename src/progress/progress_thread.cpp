@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 
 #include "common/backend.hpp"
 #include "common/backoff.hpp"
 #include "common/config.hpp"
+#include "common/log.hpp"
 
 namespace mpipcl::progress {
 
@@ -152,8 +154,7 @@ void ProgressThread::main(Work& work)
         // only fight over its lock (MPICH: 10x slower transfers on 2 cores).
         // sync: relaxed, a hint (the Dekker pair with wake() is in idle_wait).
         if (user_progressed_.exchange(false, std::memory_order_relaxed)) {
-            // Sleep, not yield: on a shared core every wake-up costs the polling thread.
-            std::this_thread::sleep_for(std::chrono::nanoseconds(stand_down_ns_));
+            stand_down_nap();
             stood_down();
             busy.reset();
             local_sends.reset();
@@ -162,6 +163,77 @@ void ProgressThread::main(Work& work)
         stand_down_ns_ = kProgressStandDownFirstNs;
         pass_then_back_off(work, busy, local_sends);
     }
+}
+
+void ProgressThread::stand_down_nap()
+{
+    if (!crowded_.load(std::memory_order_relaxed)) {
+        // Sleep, not yield: on a shared core every wake-up costs the polling thread.
+        std::this_thread::sleep_for(std::chrono::nanoseconds(stand_down_ns_));
+        return;
+    }
+    // Crowded: a pass of this thread while the application's threads poll may lose its core
+    // for tens or hundreds of milliseconds with the engine lock held, and they wait for it.
+    // Not a deep sleep: wake() notifies only while the application has not driven progress
+    // since this thread last looked (it then looks at once), else the nap runs out and the
+    // thread finds that the application still drives progress.
+    std::unique_lock<std::mutex> lk(wake_mu_);
+    wake_cv_.wait_for(lk, std::chrono::nanoseconds(kProgressCrowdedStandDownNs),
+                      [&] { return stop_ || wake_flag_; });
+    wake_flag_ = false;
+}
+
+namespace {
+
+std::int64_t thread_cpu_ns() noexcept
+{
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return std::int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+}  // namespace
+
+bool ProgressThread::timed_pass(Work& work)
+{
+    using Clock = std::chrono::steady_clock;
+    const auto begin = Clock::now();
+    const bool moved = work.try_pass();
+    const std::int64_t wall =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin).count();
+    // The thread's CPU time is a system call: it is read after a slow pass, and every
+    // kProgressCpuSampleEvery-th pass so that the interval since the last reading stays
+    // short. A slow pass that used less CPU than half its wall time, counting all the CPU
+    // since that reading, spent most of it off its core: the node is crowded. A pass that
+    // copies data for as long uses the CPU and does not count.
+    if (wall >= kProgressSlowPassNs) {
+        const std::int64_t cpu = thread_cpu_ns();
+        if (cpu - cpu_mark_ns_ < wall / 2) {
+            if (!crowded_.load(std::memory_order_relaxed)) {
+                MPIPCL_LOG(Debug,
+                           "progress thread: a pass took %.1f ms with at most %.2f ms on a "
+                           "core; the node counts as crowded",
+                           static_cast<double>(wall) / 1e6,
+                           static_cast<double>(cpu - cpu_mark_ns_) / 1e6);
+            }
+            crowded_.store(true, std::memory_order_relaxed);
+            quick_passes_ = 0;
+        }
+        cpu_mark_ns_ = cpu;
+        passes_since_cpu_ = 0;
+        return moved;
+    }
+    if (crowded_.load(std::memory_order_relaxed) &&
+        ++quick_passes_ >= kProgressCrowdedForgetPasses) {
+        crowded_.store(false, std::memory_order_relaxed);
+        MPIPCL_LOG(Debug, "progress thread: %u quick passes; the node no longer counts as crowded",
+                   quick_passes_);
+    }
+    if (++passes_since_cpu_ >= kProgressCpuSampleEvery) {
+        cpu_mark_ns_ = thread_cpu_ns();
+        passes_since_cpu_ = 0;
+    }
+    return moved;
 }
 
 void ProgressThread::pass_then_back_off(Work& work, Backoff& busy, Backoff& local_sends)
@@ -173,7 +245,7 @@ void ProgressThread::pass_then_back_off(Work& work, Backoff& busy, Backoff& loca
     // thread nothing to do but notice their completion: it looks again only after a long
     // nap, and the cores stay with the processes that copy (a partitioned bcast's root on
     // a node with more ranks than cores).
-    if (work.try_pass()) {
+    if (timed_pass(work)) {
         busy.reset();
         local_sends.reset();
     } else if (config().progress_quiet_us > 0 && work.quiet()) {
@@ -303,6 +375,12 @@ void ProgressThread::wake() noexcept
     if (bell_ != nullptr) {
         bell_->ring_self();
         return;
+    }
+    // On a crowded node the application's every call into the library counts as driving
+    // progress: the thread stays out of MPI while the application comes back every iteration.
+    // sync: relaxed, a hint.
+    if (crowded_.load(std::memory_order_relaxed)) {
+        note_user_progress();
     }
     // An application thread drove progress since the thread last looked, and the thread is
     // neither in its long wait nor in a quiet nap: it looks again within the stand-down time

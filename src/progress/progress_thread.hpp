@@ -70,6 +70,9 @@ class ProgressThread {
     void reset_stop();
     /// The thread runs.
     bool running() const { return running_.load(std::memory_order_acquire); }
+    /// Thread mode: the thread counts the node as crowded (timed_pass): while an application
+    /// thread keeps calling into the library, it stays out of MPI (stand_down_nap).
+    bool crowded() const noexcept { return crowded_.load(std::memory_order_relaxed); }
     /// Work was queued: the thread looks soon (a notify only when it is in its long idle wait;
     /// while requests are active it passes every few tens of microseconds).
     void wake() noexcept;
@@ -136,6 +139,14 @@ class ProgressThread {
     void pass_then_back_off(Work& work, Backoff& busy, Backoff& local_sends);
     /// The nap while an application thread drives progress doubles, up to the stand-down cap.
     void stood_down();
+    /// Thread mode, while an application thread drives progress: naps the stand-down time
+    /// (kProgressCrowdedStandDownNs on a crowded node, on the condition variable so that
+    /// stop() and a wake() while the application does not drive progress end it).
+    void stand_down_nap();
+    /// Thread mode: Work::try_pass, timed: a pass that lasts kProgressSlowPassNs, most of it
+    /// off this thread's core, marks the node as crowded; kProgressCrowdedForgetPasses
+    /// quicker ones in a row clear the mark.
+    bool timed_pass(Work& work);
 
     std::thread thread_;
     Doorbells* bell_ = nullptr;  ///< event and offload modes (use_doorbell)
@@ -161,6 +172,13 @@ class ProgressThread {
     // The thread's own (main() only).
     std::int64_t stand_down_ns_ = 0;
     std::int64_t stand_down_max_ns_ = 0;
+    /// Thread mode: a pass of this thread lasted kProgressSlowPassNs (timed_pass), and since
+    /// then fewer than kProgressCrowdedForgetPasses quicker ones followed in a row.
+    /// Written by the thread only; read by wake() (relaxed, a hint).
+    std::atomic<bool> crowded_{false};
+    unsigned quick_passes_ = 0;      ///< quicker passes in a row while crowded_
+    std::int64_t cpu_mark_ns_ = 0;   ///< the thread's CPU time at the last reading (timed_pass)
+    unsigned passes_since_cpu_ = 0;  ///< passes since that reading
 };
 
 }  // namespace mpipcl::progress
