@@ -160,7 +160,7 @@ inline constexpr std::int64_t kProgressSlowPassNs = 2000000;
 inline constexpr unsigned kProgressCpuSampleEvery = 64;
 /// Thread mode on a crowded node: the stand-down nap, long enough to span an application's
 /// iteration, so that the thread stays out of MPI for as long as the application keeps
-/// driving progress in every iteration (a wake-up while the application does not ends it).
+/// calling into the library in every iteration (stop() ends it early).
 inline constexpr std::int64_t kProgressCrowdedStandDownNs = 100000000;
 /// Thread mode: passes in a row that each take less than kProgressSlowPassNs before the
 /// thread stops counting the node as crowded.

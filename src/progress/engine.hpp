@@ -123,6 +123,8 @@ class Engine final : private ProgressThread::Work {
     std::uint64_t next_id() { return next_id_.fetch_add(1, std::memory_order_relaxed); }
     /// The progress thread runs (MPI_THREAD_MULTIPLE and MPIPCL_PROGRESS_THREAD=1).
     bool progress_thread_running() const { return thread_.running(); }
+    /// The progress thread counts the node as crowded (ProgressThread::crowded).
+    bool progress_thread_crowded() const noexcept { return thread_.crowded(); }
     /// Work was queued for the progress thread: it looks soon (a notify only when it is in its
     /// long idle wait; while requests are active it passes every few tens of microseconds).
     void nudge() noexcept { wake(); }
@@ -297,7 +299,10 @@ class Engine final : private ProgressThread::Work {
 inline void issue_queued(Transfer& t) noexcept
 {
     Engine& engine = Engine::instance();
-    if ((t.flush_in_background() || engine.offloads_ready()) && engine.progress_thread_running()) {
+    // On a crowded node the thread stays out while the application calls in (docs/design.md,
+    // "Progress modes"): the Pready caller issues the work itself, as in the caller mode.
+    if ((t.flush_in_background() || engine.offloads_ready()) && engine.progress_thread_running() &&
+        !engine.progress_thread_crowded()) {
         engine.nudge();
         return;
     }

@@ -174,9 +174,9 @@ void ProgressThread::stand_down_nap()
     }
     // Crowded: a pass of this thread while the application's threads poll may lose its core
     // for tens or hundreds of milliseconds with the engine lock held, and they wait for it.
-    // Not a deep sleep: wake() notifies only while the application has not driven progress
-    // since this thread last looked (it then looks at once), else the nap runs out and the
-    // thread finds that the application still drives progress.
+    // Not a deep sleep, and wake() counts as the application's call: only stop() ends the nap
+    // early (on the condition variable). When it runs out the thread passes if the application
+    // made no call into the library meanwhile.
     std::unique_lock<std::mutex> lk(wake_mu_);
     wake_cv_.wait_for(lk, std::chrono::nanoseconds(kProgressCrowdedStandDownNs),
                       [&] { return stop_ || wake_flag_; });

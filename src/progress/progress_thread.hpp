@@ -141,7 +141,7 @@ class ProgressThread {
     void stood_down();
     /// Thread mode, while an application thread drives progress: naps the stand-down time
     /// (kProgressCrowdedStandDownNs on a crowded node, on the condition variable so that
-    /// stop() and a wake() while the application does not drive progress end it).
+    /// stop() ends it).
     void stand_down_nap();
     /// Thread mode: Work::try_pass, timed: a pass that lasts kProgressSlowPassNs, most of it
     /// off this thread's core, marks the node as crowded; kProgressCrowdedForgetPasses

@@ -73,6 +73,17 @@ class TestWork final : public ProgressThread::Work {
     void dump_if_requested() noexcept override {}
 };
 
+/// A thread and what it drives; the thread is stopped (joined) before either goes, also when
+/// an assertion returns early.
+struct Running {
+    TestWork work;
+    ProgressThread thread;
+    Running() = default;
+    Running(const Running&) = delete;
+    Running& operator=(const Running&) = delete;
+    ~Running() { thread.stop(); }
+};
+
 /// Waits up to @p limit for @p cond.
 template <class F>
 bool eventually(F cond, std::chrono::milliseconds limit)
@@ -114,8 +125,9 @@ long passes_while_calling(ProgressThread& thread, TestWork& work, std::chrono::m
 
 TEST(ProgressCrowded, PassOffItsCoreMarksTheNode)
 {
-    ProgressThread thread;
-    TestWork work;
+    Running setup;
+    ProgressThread& thread = setup.thread;
+    TestWork& work = setup.work;
     make_crowded(thread, work);
     thread.stop();
 }
@@ -127,8 +139,9 @@ TEST(ProgressCrowded, PassThatComputesDoesNotMarkTheNode)
     bool judged = false;
     for (int attempt = 0; attempt < 40 && !judged; ++attempt) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100 * (attempt % 2)));
-        ProgressThread thread;
-        TestWork work;
+        Running setup;
+        ProgressThread& thread = setup.thread;
+        TestWork& work = setup.work;
         work.slow = TestWork::Slow::Computes;
         work.slow_left.store(1);
         thread.start(work);
@@ -144,8 +157,9 @@ TEST(ProgressCrowded, PassThatComputesDoesNotMarkTheNode)
 
 TEST(ProgressCrowded, NoPassWhileTheApplicationCallsIn)
 {
-    ProgressThread thread;
-    TestWork work;
+    Running setup;
+    ProgressThread& thread = setup.thread;
+    TestWork& work = setup.work;
     make_crowded(thread, work);
     // Several of the thread's long naps: it keeps finding the application's calls.
     const long crowded_passes = passes_while_calling(thread, work, 400ms);
@@ -161,8 +175,9 @@ TEST(ProgressCrowded, UncrowdedThreadKeepsPassing)
 {
     // The control: the same calls do not stand an uncrowded thread down (MPI_Start's wake()
     // is not the application driving progress).
-    ProgressThread thread;
-    TestWork work;
+    Running setup;
+    ProgressThread& thread = setup.thread;
+    TestWork& work = setup.work;
     thread.start(work);
     const long passes = passes_while_calling(thread, work, 400ms);
     EXPECT_GT(passes, 100);
@@ -172,8 +187,9 @@ TEST(ProgressCrowded, UncrowdedThreadKeepsPassing)
 
 TEST(ProgressCrowded, QuickPassesClearTheMark)
 {
-    ProgressThread thread;
-    TestWork work;
+    Running setup;
+    ProgressThread& thread = setup.thread;
+    TestWork& work = setup.work;
     make_crowded(thread, work);
     const long before = work.passes.load();
     work.moved.store(true);  // no back-off between passes
@@ -186,8 +202,9 @@ TEST(ProgressCrowded, StopEndsTheLongNap)
 {
     std::int64_t quickest = INT64_MAX;
     for (int i = 0; i < 3; ++i) {
-        ProgressThread thread;
-        TestWork work;
+        Running setup;
+        ProgressThread& thread = setup.thread;
+        TestWork& work = setup.work;
         make_crowded(thread, work);
         thread.wake();  // the application calls in: the thread takes its long nap
         std::this_thread::sleep_for(5ms);
