@@ -56,6 +56,12 @@ void ProgressThread::stood_down()
     stand_down_ns_ = std::min(stand_down_ns_ * 2, stand_down_max_ns_);
 }
 
+void ProgressThread::nap_locked(std::unique_lock<std::mutex>& lk, std::chrono::nanoseconds d)
+{
+    wake_cv_.wait_for(lk, d, [&] { return stop_ || wake_flag_; });
+    wake_flag_ = false;
+}
+
 bool ProgressThread::idle_wait(std::unique_lock<std::mutex>& lk)
 {
     // Idle: sleep until a request appears (bounded, so nothing is ever missed). While an
@@ -69,10 +75,8 @@ bool ProgressThread::idle_wait(std::unique_lock<std::mutex>& lk)
     if (user_active) {
         deep_sleep_.store(false, std::memory_order_relaxed);
     }
-    const auto nap = std::chrono::nanoseconds(user_active ? stand_down_ns_ : kProgressIdleWaitNs);
-    wake_cv_.wait_for(lk, nap, [&] { return stop_ || wake_flag_; });
+    nap_locked(lk, std::chrono::nanoseconds(user_active ? stand_down_ns_ : kProgressIdleWaitNs));
     deep_sleep_.store(false, std::memory_order_relaxed);
-    wake_flag_ = false;
     if (user_active) {
         stood_down();
     } else {
@@ -88,10 +92,8 @@ void ProgressThread::quiet_wait()
     // ends the nap at once.
     std::unique_lock<std::mutex> lk(wake_mu_);
     deep_sleep_.store(true);
-    wake_cv_.wait_for(lk, std::chrono::microseconds(config().progress_quiet_us),
-                      [&] { return stop_ || wake_flag_; });
+    nap_locked(lk, std::chrono::microseconds(config().progress_quiet_us));
     deep_sleep_.store(false, std::memory_order_relaxed);
-    wake_flag_ = false;
 }
 
 ProgressThread::Step ProgressThread::next_step(const Work& work)
@@ -178,9 +180,7 @@ void ProgressThread::stand_down_nap()
     // early (on the condition variable). When it runs out the thread passes if the application
     // made no call into the library meanwhile.
     std::unique_lock<std::mutex> lk(wake_mu_);
-    wake_cv_.wait_for(lk, std::chrono::nanoseconds(kProgressCrowdedStandDownNs),
-                      [&] { return stop_ || wake_flag_; });
-    wake_flag_ = false;
+    nap_locked(lk, std::chrono::nanoseconds(kProgressCrowdedStandDownNs));
 }
 
 namespace {

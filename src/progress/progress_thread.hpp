@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -127,6 +128,9 @@ class ProgressThread {
     /// No work: waits until woken or stopped, or until the nap or the idle bound passed. True
     /// for the long wait, false for a stand-down nap (an application thread drives progress).
     bool idle_wait(std::unique_lock<std::mutex>& lk);
+    /// Waits on the condition variable (@p lk holds wake_mu_) up to @p d, until stopped or
+    /// woken; consumes the wake flag.
+    void nap_locked(std::unique_lock<std::mutex>& lk, std::chrono::nanoseconds d);
     enum class Step : std::uint8_t { Stop, StoodDown, Slept, Pass };
     /// Stop when asked to; with no work, the idle wait (StoodDown or Slept, as idle_wait);
     /// else clears the wake flag (Pass).
