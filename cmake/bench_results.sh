@@ -18,6 +18,11 @@
 #   cmake/bench_results.sh merge CSV...
 #       print one CSV of mpipcl-bench --collective with the medians across several launches'
 #       CSVs (merge_launches below).
+#   cmake/bench_results.sh merge-app CSV...
+#       print one CSV of mpipcl-stencil (cmake/bench_app.sh) from several launches' CSVs: per
+#       variant and rank count the row of the launch with the median time per iteration (the
+#       lower middle for an even count), its min and max widened to the least and most of all
+#       launches, and a launches column.
 #   cmake/bench_results.sh show-auto CSV
 #       print the auto table of a CSV of cmake/bench_auto.sh.
 #   cmake/bench_results.sh show-app CSV
@@ -339,23 +344,31 @@ render_coll() {  # $1 = csv, $2 = meta
 # too, min the least and max the most; ratio_to_single and ratio_to_multi recomputed from those
 # medians (single and multi of the same configuration), and a column launches. The launches of a
 # 4-ranks-on-2-cores run differ more than the repeats inside one launch do.
-merge_launches() {  # CSV...
-    awk "$awk_csv"'
-    function quote(v) { return v ~ /[",]/ ? "\"" escape_q(v) "\"" : v }
-    function escape_q(v,    out) { out = v; gsub(/"/, "\"\"", out); return out }
-    function measured(name) { return name ~ /^(perceived_us_|ratio_to_|compute_slowdown_|cpu_ms$|ideal_ratio_)/ }
-    # The values the launches gave row r in column c, sorted as numbers: the one at rank @at
-    # (1 = least, 0 = most, -1 = the median, the lower middle for an even count), as written.
-    function pick(r, c, at,    n, i, j, t, o) {
-        n = runs[r]
-        for (i = 1; i <= n; i++) o[i] = i
-        for (i = 2; i <= n; i++) {
-            t = o[i]
-            for (j = i - 1; j >= 1 && val[r, c, o[j]] + 0 > val[r, c, t] + 0; j--) o[j + 1] = o[j]
-            o[j + 1] = t
-        }
-        return val[r, c, o[at > 0 ? at : at == 0 ? n : int((n + 1) / 2)]]
+# Shared by the merges of several launches' CSVs: val[r, c, n] holds what launch n gave row r
+# in column c, runs[r] how many launches gave row r.
+# shellcheck disable=SC2016  # awk code, not shell
+awk_launches='
+function quote(v) { return v ~ /[",]/ ? "\"" escape_q(v) "\"" : v }
+function escape_q(v,    out) { out = v; gsub(/"/, "\"\"", out); return out }
+# The launch at rank @at when row r is sorted by column c as numbers (1 = least, 0 = most,
+# -1 = the median, the lower middle for an even count).
+function launch_at(r, c, at,    n, i, j, t) {
+    n = runs[r]
+    for (i = 1; i <= n; i++) ord[i] = i
+    for (i = 2; i <= n; i++) {
+        t = ord[i]
+        for (j = i - 1; j >= 1 && val[r, c, ord[j]] + 0 > val[r, c, t] + 0; j--) ord[j + 1] = ord[j]
+        ord[j + 1] = t
     }
+    return ord[at > 0 ? at : at == 0 ? n : int((n + 1) / 2)]
+}
+'
+
+merge_launches() {  # CSV...
+    awk "$awk_csv$awk_launches"'
+    function measured(name) { return name ~ /^(perceived_us_|ratio_to_|compute_slowdown_|cpu_ms$|ideal_ratio_)/ }
+    # What the launches gave row r in column c at rank @at (see launch_at), as written.
+    function pick(r, c, at) { return val[r, c, launch_at(r, c, at)] }
     /^[a-z_]+,/ && $0 ~ /(^|,)perceived_us_median(,|$)/ {
         if (nh == 0) { nh = csvsplit($0, h); hdr = $0; for (i = 1; i <= nh; i++) col[h[i]] = i }
         else if ($0 != hdr) { print "merge: the launches have different columns" > "/dev/stderr"; bad = 1; exit 1 }
@@ -394,6 +407,39 @@ merge_launches() {  # CSV...
                 line = line (i > 1 ? "," : "") v
             }
             print line "," runs[r]
+        }
+    }' "$@"
+}
+
+merge_app() {  # CSV...
+    awk "$awk_csv$awk_launches"'
+    /^variant,/ {
+        if (nh == 0) { nh = csvsplit($0, h); hdr = $0; for (i = 1; i <= nh; i++) col[h[i]] = i }
+        else if ($0 != hdr) { print "merge-app: the launches have different columns" > "/dev/stderr"; bad = 1; exit 1 }
+        next
+    }
+    $0 == "" { next }
+    {
+        csvsplit($0, f)
+        key = f[col["variant"]] SUBSEP f[col["ranks"]]
+        if (!(key in nrow)) nrow[key] = ++nk
+        r = nrow[key]; n = ++runs[r]
+        for (i = 1; i <= nh; i++) val[r, i, n] = f[i]
+    }
+    END {
+        if (bad || nh == 0) exit 1
+        print hdr ",launches"
+        t = col["time_per_iteration_s_median"]; lo = col["time_per_iteration_s_min"]
+        hi = col["time_per_iteration_s_max"]
+        for (r = 1; r <= nk; r++) {
+            m = launch_at(r, t, -1)
+            least = val[r, lo, launch_at(r, lo, 1)]; most = val[r, hi, launch_at(r, hi, 0)]
+            line = ""
+            for (i = 1; i <= nh; i++) {
+                v = i == lo ? least : i == hi ? most : val[r, i, m]
+                line = line (i > 1 ? "," : "") quote(v)
+            }
+            print line "," n
         }
     }' "$@"
 }
@@ -459,7 +505,10 @@ render_app() {  # $1 = csv, $2 = meta
                 "(%s partitions per face), %s iterations after %s warm-up, %s repeats", \
                 f[col["nx"]], f[col["ny"]], f[col["nz"]], f[col["dims_x"]], f[col["dims_y"]], \
                 f[col["dims_z"]], f[col["threads"]], f[col["partitions_per_face"]], \
-                f[col["iterations"]], f[col["warmup"]], f[col["repeats"]]) }
+                f[col["iterations"]], f[col["warmup"]], f[col["repeats"]])
+            if ("launches" in col && f[col["launches"]] > 1) grid[ranks] = grid[ranks] \
+                sprintf("; each row is the launch with the median time of %s launches, the " \
+                "range spans all of them", f[col["launches"]]) }
         halo = f[col["halo_s"]]; hidden = f[col["hidden_share"]]
         row[ranks, ++nr[ranks]] = sprintf("| %s | %.3f (%.3f .. %.3f) | %s | %s |", \
             f[col["variant"]], f[col["time_per_iteration_s_median"]] * 1e3, \
@@ -559,10 +608,15 @@ case "${1:-}" in
         [ $# -eq 2 ] || { echo "usage: $0 show-compute CSV" >&2; exit 2; }
         render_compute "$2" /dev/null | tail -n +5
         ;;
+    merge-app)
+        [ $# -ge 2 ] || { echo "usage: $0 merge-app CSV..." >&2; exit 2; }
+        shift
+        merge_app "$@"
+        ;;
     show-app)
         [ $# -eq 2 ] || { echo "usage: $0 show-app CSV" >&2; exit 2; }
         render_app "$2" /dev/null | tail -n +5
         ;;
-    *) echo "usage: $0 record NAME FILE COMMAND... | render | merge CSV... | show-auto CSV | show-compute CSV | show-app CSV" >&2
+    *) echo "usage: $0 record NAME FILE COMMAND... | render | merge CSV... | merge-app CSV... | show-auto CSV | show-compute CSV | show-app CSV" >&2
        exit 2 ;;
 esac
