@@ -329,9 +329,6 @@ void ProgressThread::main_event(Work& work)
 
 bool ProgressThread::stand_down_event(Work& work, std::uint32_t seen)
 {
-    // - On a crowded node (never in the offload mode), as in the thread mode: the long nap on
-    //   the condition variable, which neither a ring nor wake() ends (only stop()), nor the
-    //   last waiter's leaving: what its MPI calls left waits for the application's next call.
     // - Event mode, while an application thread waits in MPI_Wait*: deaf to the bell. A ring
     //   wakes the waiter itself, and a thread woken with it would only take the engine lock
     //   from the waiter's pass (and a core: on Open MPI, 4 MiB, --compute work, ~45 us a
@@ -342,7 +339,9 @@ bool ProgressThread::stand_down_event(Work& work, std::uint32_t seen)
     //   gets one pass: the application's passes may be for its own request only
     //   (progress_for), and what the ring announced may be another's; in the offload mode
     //   only this thread issues what MPI_Pready* queued.
-    if (!offload_ && crowded_.load(std::memory_order_relaxed)) {
+    // - On a crowded node, as in the thread mode: the long nap on the condition variable,
+    //   which neither a ring nor wake() ends (only stop()).
+    if (crowded_.load(std::memory_order_relaxed)) {
         stand_down_nap();
         return true;
     }

@@ -95,8 +95,7 @@ class ProgressThread {
     /// (stand_down_event; the offload mode's stays on it); when the last one
     /// leaves, the thread's stand-down ends and it makes one pass: what the waiter's MPI calls
     /// left for later (a rendezvous acknowledgement the peer's send waits for) moves then,
-    /// not at the application's next MPI call. On a crowded node the event mode's thread naps
-    /// on the condition variable instead, and that waits for the application's next call.
+    /// not at the application's next MPI call.
     void wait_begins() noexcept { waits_.fetch_add(1); }
     void wait_ends() noexcept
     {
@@ -181,8 +180,7 @@ class ProgressThread {
     /// Thread and event modes: a pass of this thread lasted kProgressSlowPassNs (timed_pass),
     /// mostly off its core, and since then fewer than kProgressCrowdedForgetPasses quicker
     /// ones followed in a row.
-    /// Written by the thread only; read by wake() and, through crowded(), by the Pready
-    /// callers' issue_queued (relaxed, a hint).
+    /// Written by the thread only; read by wake() (relaxed, a hint).
     std::atomic<bool> crowded_{false};
     unsigned quick_passes_ = 0;      ///< quicker passes in a row while crowded_
     std::int64_t cpu_mark_ns_ = 0;   ///< the thread's CPU time at the last reading (timed_pass)
