@@ -150,20 +150,20 @@ inline constexpr std::int64_t kAwaitCompletionNs = 5000000;
 /// First nap of the progress thread once it finds that an application thread drove progress
 /// since it last looked; it doubles while that goes on, up to MPIPCL_PROGRESS_STAND_DOWN_US.
 inline constexpr std::int64_t kProgressStandDownFirstNs = 200000;
-/// Thread and event modes: a pass of the progress thread that lasts this long (wall time) and
-/// spends most of it off its core held the engine lock while other threads ran, and every
+/// Thread mode: a pass of the progress thread that lasts this long (wall time) and spends
+/// most of it off its core held the engine lock while other threads ran, and every
 /// application thread that polls waited for it: the node has more runnable threads than cores
 /// (docs/design.md, "Progress modes"). The thread then counts the node as crowded.
 inline constexpr std::int64_t kProgressSlowPassNs = 2000000;
-/// Thread and event modes: the progress thread reads its CPU time (a system call, ~0.8 us here)
-/// every this many passes, so that a slow pass is judged by the CPU time of a short interval.
+/// Thread mode: the progress thread reads its CPU time (a system call, ~0.8 us here) every
+/// this many passes, so that a slow pass is judged by the CPU time of a short interval.
 inline constexpr unsigned kProgressCpuSampleEvery = 64;
-/// Thread and event modes on a crowded node: the stand-down nap, long enough to span an
-/// application's iteration, so that the thread stays out of MPI for as long as the application
-/// keeps calling into the library in every iteration (stop() ends it early).
+/// Thread mode on a crowded node: the stand-down nap, long enough to span an application's
+/// iteration, so that the thread stays out of MPI for as long as the application keeps
+/// calling into the library in every iteration (stop() ends it early).
 inline constexpr std::int64_t kProgressCrowdedStandDownNs = 100000000;
-/// Thread and event modes: passes in a row that each take less than kProgressSlowPassNs
-/// before the thread stops counting the node as crowded.
+/// Thread mode: passes in a row that each take less than kProgressSlowPassNs before the
+/// thread stops counting the node as crowded.
 inline constexpr unsigned kProgressCrowdedForgetPasses = 20000;
 /// Smallest internal message (bytes, on average over a transfer) whose receives the
 /// persistent backend posts in a window (Config::recv_window): above every shared-memory

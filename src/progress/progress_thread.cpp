@@ -303,9 +303,7 @@ void ProgressThread::main_event(Work& work)
         }
         stand_down_ns_ = kProgressStandDownFirstNs;
         const auto now = Clock::now();
-        // Timed as in the thread mode (a crowded node); the offload mode's thread is the only
-        // one that issues, so it never stands down for long.
-        if (offload_ ? work.try_pass() : timed_pass(work)) {
+        if (work.try_pass()) {
             last_event = now;
             interval = min_ns;
             busy.reset();
@@ -339,12 +337,6 @@ bool ProgressThread::stand_down_event(Work& work, std::uint32_t seen)
     //   gets one pass: the application's passes may be for its own request only
     //   (progress_for), and what the ring announced may be another's; in the offload mode
     //   only this thread issues what MPI_Pready* queued.
-    // - On a crowded node, as in the thread mode: the long nap on the condition variable,
-    //   which neither a ring nor wake() ends (only stop()).
-    if (crowded_.load(std::memory_order_relaxed)) {
-        stand_down_nap();
-        return true;
-    }
     // sync: relaxed, a hint (stand_down_deaf re-checks it).
     if (!offload_ && waits_.load(std::memory_order_relaxed) > 0) {
         if (stand_down_deaf(stand_down_ns_)) {
@@ -380,15 +372,15 @@ void ProgressThread::wake() noexcept
     if (!running_.load(std::memory_order_acquire)) {
         return;
     }
+    if (bell_ != nullptr) {
+        bell_->ring_self();
+        return;
+    }
     // On a crowded node the application's every call into the library counts as driving
     // progress: the thread stays out of MPI while the application comes back every iteration.
     // sync: relaxed, a hint.
     if (crowded_.load(std::memory_order_relaxed)) {
         note_user_progress();
-    }
-    if (bell_ != nullptr) {
-        bell_->ring_self();
-        return;
     }
     // An application thread drove progress since the thread last looked, and the thread is
     // neither in its long wait nor in a quiet nap: it looks again within the stand-down time

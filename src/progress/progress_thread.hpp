@@ -71,9 +71,8 @@ class ProgressThread {
     void reset_stop();
     /// The thread runs.
     bool running() const { return running_.load(std::memory_order_acquire); }
-    /// Thread and event modes: the thread counts the node as crowded (timed_pass): while an
-    /// application thread keeps calling into the library, it stays out of MPI
-    /// (stand_down_nap).
+    /// Thread mode: the thread counts the node as crowded (timed_pass): while an application
+    /// thread keeps calling into the library, it stays out of MPI (stand_down_nap).
     bool crowded() const noexcept { return crowded_.load(std::memory_order_relaxed); }
     /// Work was queued: the thread looks soon (a notify only when it is in its long idle wait;
     /// while requests are active it passes every few tens of microseconds).
@@ -144,13 +143,13 @@ class ProgressThread {
     void pass_then_back_off(Work& work, Backoff& busy, Backoff& local_sends);
     /// The nap while an application thread drives progress doubles, up to the stand-down cap.
     void stood_down();
-    /// Thread mode, while an application thread drives progress: naps the stand-down time;
-    /// thread and event modes on a crowded node: kProgressCrowdedStandDownNs on the condition
-    /// variable, so that stop() ends it (a ring does not).
+    /// Thread mode, while an application thread drives progress: naps the stand-down time
+    /// (kProgressCrowdedStandDownNs on a crowded node, on the condition variable so that
+    /// stop() ends it).
     void stand_down_nap();
-    /// Thread and event modes: Work::try_pass, timed: a pass that lasts kProgressSlowPassNs,
-    /// most of it off this thread's core, marks the node as crowded;
-    /// kProgressCrowdedForgetPasses quicker ones in a row clear the mark.
+    /// Thread mode: Work::try_pass, timed: a pass that lasts kProgressSlowPassNs, most of it
+    /// off this thread's core, marks the node as crowded; kProgressCrowdedForgetPasses
+    /// quicker ones in a row clear the mark.
     bool timed_pass(Work& work);
 
     std::thread thread_;
@@ -177,9 +176,8 @@ class ProgressThread {
     // The thread's own (main() only).
     std::int64_t stand_down_ns_ = 0;
     std::int64_t stand_down_max_ns_ = 0;
-    /// Thread and event modes: a pass of this thread lasted kProgressSlowPassNs (timed_pass),
-    /// mostly off its core, and since then fewer than kProgressCrowdedForgetPasses quicker
-    /// ones followed in a row.
+    /// Thread mode: a pass of this thread lasted kProgressSlowPassNs (timed_pass), and since
+    /// then fewer than kProgressCrowdedForgetPasses quicker ones followed in a row.
     /// Written by the thread only; read by wake() (relaxed, a hint).
     std::atomic<bool> crowded_{false};
     unsigned quick_passes_ = 0;      ///< quicker passes in a row while crowded_

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The progress thread's rule for a crowded node (thread and event modes), on a real thread: a
-// pass that lasts kProgressSlowPassNs mostly off the thread's core marks the node as crowded,
-// one that computes as long does not; while crowded, the thread makes no pass as long as the
+// The progress thread's rule for a crowded node (thread mode), on a real thread: a pass that
+// lasts kProgressSlowPassNs mostly off the thread's core marks the node as crowded, one that
+// computes as long does not; while crowded, the thread makes no pass as long as the
 // application keeps calling in (wake(), as MPI_Start does), looks again once it stops, and
-// kProgressCrowdedForgetPasses quick passes clear the mark. stop() ends the long nap. The
-// offload mode's thread does not stand down so.
+// kProgressCrowdedForgetPasses quick passes clear the mark. stop() ends the long nap.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -13,7 +12,6 @@
 #include <thread>
 
 #include "common/config.hpp"
-#include "progress/doorbell.hpp"
 #include "progress/progress_thread.hpp"
 
 namespace {
@@ -76,17 +74,10 @@ class TestWork final : public ProgressThread::Work {
 };
 
 /// A thread and what it drives; the thread is stopped (joined) before either goes, also when
-/// an assertion returns early. with_bell() puts the thread in the event (or offload) mode on
-/// a private doorbell, which needs no MPI.
+/// an assertion returns early.
 struct Running {
-    mpipcl::progress::Doorbells bell;
     TestWork work;
     ProgressThread thread;
-    Running& with_bell(bool offload)
-    {
-        thread.use_doorbell(&bell, offload);
-        return *this;
-    }
     Running() = default;
     Running(const Running&) = delete;
     Running& operator=(const Running&) = delete;
@@ -222,45 +213,6 @@ TEST(ProgressCrowded, StopEndsTheLongNap)
         quickest = std::min(quickest, since_ns(begin));
     }
     EXPECT_LT(quickest, mpipcl::kProgressCrowdedStandDownNs / 2);
-}
-
-TEST(ProgressCrowded, EventModeStaysOutWhileTheApplicationCallsIn)
-{
-    // The event mode's thread (a private doorbell: no MPI needed) times its passes too; once
-    // crowded, neither wake() (which rings the bell) nor the peers' rings get it to pass while
-    // the application calls in.
-    Running setup;
-    ProgressThread& thread = setup.with_bell(false).thread;
-    TestWork& work = setup.work;
-    make_crowded(thread, work);
-    const long crowded_passes = passes_while_calling(thread, work, 400ms);
-    EXPECT_LT(crowded_passes, 20);
-    const long before = work.passes.load();
-    for (int i = 0; i < 20; ++i) {
-        thread.wake();
-        setup.bell.ring_self();  // as a peer on the node would
-        std::this_thread::sleep_for(5ms);
-    }
-    EXPECT_LT(work.passes.load() - before, 20);
-    const long after_calls = work.passes.load();
-    EXPECT_TRUE(eventually([&] { return work.passes.load() > after_calls + 10; }, 2s));
-    thread.stop();
-}
-
-TEST(ProgressCrowded, OffloadModeDoesNotStandDown)
-{
-    // The offload mode's thread is the only one that issues: a pass off its core does not
-    // make it stay out.
-    Running setup;
-    ProgressThread& thread = setup.with_bell(true).thread;
-    TestWork& work = setup.work;
-    work.slow_left.store(1);
-    thread.start(work);
-    ASSERT_TRUE(eventually([&] { return work.slow_left.load() == 0 && work.passes > 1; }, 5s));
-    EXPECT_FALSE(thread.crowded());
-    const long passes = passes_while_calling(thread, work, 400ms);
-    EXPECT_GT(passes, 20);
-    thread.stop();
 }
 
 }  // namespace
