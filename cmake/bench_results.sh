@@ -338,12 +338,6 @@ render_coll() {  # $1 = csv, $2 = meta
     }' "$1"
 }
 
-# Several launches of one benchmark -> one CSV (mpipcl-bench --collective CSVs, one header or
-# several): a row per configuration (every column but the measured ones), each measured column
-# the median across the launches (the lower of the two middles for an even count), p10 and p90
-# too, min the least and max the most; ratio_to_single and ratio_to_multi recomputed from those
-# medians (single and multi of the same configuration), and a column launches. The launches of a
-# 4-ranks-on-2-cores run differ more than the repeats inside one launch do.
 # Shared by the merges of several launches' CSVs: val[r, c, n] holds what launch n gave row r
 # in column c, runs[r] how many launches gave row r.
 # shellcheck disable=SC2016  # awk code, not shell
@@ -364,6 +358,12 @@ function launch_at(r, c, at,    n, i, j, t) {
 }
 '
 
+# Several launches of one benchmark -> one CSV (mpipcl-bench --collective CSVs, one header or
+# several): a row per configuration (every column but the measured ones), each measured column
+# the median across the launches (the lower of the two middles for an even count), p10 and p90
+# too, min the least and max the most; ratio_to_single and ratio_to_multi recomputed from those
+# medians (single and multi of the same configuration), and a column launches. The launches of a
+# 4-ranks-on-2-cores run differ more than the repeats inside one launch do.
 merge_launches() {  # CSV...
     awk "$awk_csv$awk_launches"'
     function measured(name) { return name ~ /^(perceived_us_|ratio_to_|compute_slowdown_|cpu_ms$|ideal_ratio_)/ }
@@ -411,6 +411,7 @@ merge_launches() {  # CSV...
     }' "$@"
 }
 
+# Several launches of mpipcl-stencil -> one CSV (merge-app above).
 merge_app() {  # CSV...
     awk "$awk_csv$awk_launches"'
     /^variant,/ {
