@@ -258,14 +258,16 @@ void BlockCollective::on_ready(int p, bool* queued) noexcept
 
 void BlockCollective::flush_sends() noexcept
 {
+    bool push = false;
     for (std::size_t b = 0; b < sends_.size(); ++b) {
         if (!queued_[b].load(std::memory_order_relaxed) ||
             !queued_[b].exchange(false, std::memory_order_acq_rel)) {
             continue;
         }
-        for (const TransferPtr& t : sends_[b]) {
-            progress::issue_queued(*t);
-        }
+        push = progress::issue_queued_all(sends_[b]) || push;
+    }
+    if (push) {
+        progress::Engine::instance().push();  // one pass for every send it issued
     }
 }
 

@@ -125,8 +125,8 @@ void TreeCollective::on_ready(int p, bool* queued) noexcept
 void TreeCollective::flush_sends() noexcept
 {
     if (kind_ == CollKind::Bcast) {
-        for (const TransferPtr& t : down_sends_) {
-            progress::issue_queued(*t);
+        if (progress::issue_queued_all(down_sends_)) {
+            progress::Engine::instance().push();  // one pass for every send it issued
         }
     } else if (direct_up_) {
         progress::issue_queued(*up_send_);

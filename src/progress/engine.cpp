@@ -242,6 +242,13 @@ bool Engine::progress(bool wait) noexcept
     return pass(lk, false);
 }
 
+bool Engine::push() noexcept
+{
+    thread_.note_user_progress();
+    std::unique_lock<std::mutex> lk(mu_, std::try_to_lock);
+    return pass(lk, true);
+}
+
 bool Engine::progress_for(Transfer& t, bool wait_for_lock) noexcept
 {
     constexpr unsigned kFullPassEvery = 8;
@@ -385,6 +392,12 @@ bool Engine::local_send_locked(const Transfer& t) const noexcept
     }
     const int peer_node = node_of_world(t.endpoint().peer_world);
     return peer_node >= 0 && peer_node == node_;
+}
+
+bool Engine::off_node(const Transfer& t) const noexcept
+{
+    const int peer_node = node_of_world(t.endpoint().peer_world);
+    return peer_node < 0 || peer_node != node_;
 }
 
 bool Engine::tasks_wait_locked() const noexcept

@@ -74,6 +74,10 @@ class Engine final : private ProgressThread::Work {
     /// return at once when another thread is in a pass. Returns true if something happened.
     /// Never throws.
     bool progress(bool wait = false) noexcept;
+    /// A full pass from an application thread (its MPI calls move every transfer of this
+    /// process, also sends whose round is not all started yet), unless another thread is in
+    /// one. Returns true if something happened. Never throws.
+    bool push() noexcept;
     /// A completion call's pass for one transfer (MPI_Wait/Test on it): advances @p t alone,
     /// so a waiting thread's poll costs one MPI test, not one per active transfer. Every
     /// kFullPassEvery-th call, and whenever a pairing is pending, a transfer awaits a control
@@ -125,6 +129,11 @@ class Engine final : private ProgressThread::Work {
     bool progress_thread_running() const { return thread_.running(); }
     /// The progress thread counts the node as crowded (ProgressThread::crowded).
     bool progress_thread_crowded() const noexcept { return thread_.crowded(); }
+    /// No progress thread drives this process's transfers now: the caller mode, or the thread
+    /// mode's thread on a crowded node, which stands down while the application calls in.
+    bool caller_drives() const noexcept { return !thread_.running() || thread_.crowded(); }
+    /// @p t's peer runs on another node (or its node is unknown).
+    bool off_node(const Transfer& t) const noexcept;
     /// Work was queued for the progress thread: it looks soon (a notify only when it is in its
     /// long idle wait; while requests are active it passes every few tens of microseconds).
     void nudge() noexcept { wake(); }
@@ -296,7 +305,11 @@ class Engine final : private ProgressThread::Work {
 
 /// A Pready call queued backend work on @p t (MPI_THREAD_MULTIPLE): issues it from this thread,
 /// or, when the backend's work is long and a progress thread runs, leaves it to that thread.
-inline void issue_queued(Transfer& t) noexcept
+/// Returns whether this thread should then push (Engine::push): a send to another node moves
+/// only while this process is inside MPI, and no progress thread drives it now (the caller
+/// mode, or the crowded thread standing down), so the Pready caller's pass moves what the
+/// earlier Preadys started.
+[[nodiscard]] inline bool issue_queued_work(Transfer& t) noexcept
 {
     Engine& engine = Engine::instance();
     // On a crowded node the thread stays out while the application calls in (docs/design.md,
@@ -304,10 +317,31 @@ inline void issue_queued(Transfer& t) noexcept
     if ((t.flush_in_background() || engine.offloads_ready()) && engine.progress_thread_running() &&
         !engine.progress_thread_crowded()) {
         engine.nudge();
-        return;
+        return false;
     }
     t.flush();
     engine.issued(t);
+    return engine.caller_drives() && engine.off_node(t);
+}
+
+/// issue_queued_work on every transfer of @p transfers (shared pointers): whether any asks for
+/// a push (one push then moves them all).
+template <class Transfers>
+[[nodiscard]] bool issue_queued_all(const Transfers& transfers) noexcept
+{
+    bool push = false;
+    for (const auto& t : transfers) {
+        push = issue_queued_work(*t) || push;
+    }
+    return push;
+}
+
+/// issue_queued_work, then the push it asks for.
+inline void issue_queued(Transfer& t) noexcept
+{
+    if (issue_queued_work(t)) {
+        Engine::instance().push();
+    }
 }
 
 }  // namespace mpipcl::progress

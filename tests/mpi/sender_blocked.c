@@ -24,11 +24,9 @@ int main(int argc, char** argv)
 {
     tu_init(&argc, &argv, MPI_THREAD_MULTIPLE, 2);
     const size_t total = (size_t)PARTS * PART_BYTES;
-    unsigned char* buf = malloc(total);
     MPI_Comm ctl;
-    MPI_Comm_dup(MPI_COMM_WORLD, &ctl);
     MPI_Request req;
-    TU_MPI(tu_pair_init(buf, PARTS, PART_BYTES, MPI_BYTE, TAG, MPI_COMM_WORLD, &req));
+    unsigned char* buf = tu_pair_setup(PARTS, PART_BYTES, TAG, &ctl, &req);
     const int prepare = tu_progress_thread_off();
     for (int round = 0; round < ROUNDS; ++round) {
         int token = round;

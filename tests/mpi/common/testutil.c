@@ -546,6 +546,17 @@ int tu_pair_init(void* buf, int parts, MPI_Count count, MPI_Datatype type, int t
     return MPI_Precv_init(buf, parts, count, type, 0, tag, comm, MPI_INFO_NULL, req);
 }
 
+unsigned char* tu_pair_setup(int parts, size_t part_bytes, int tag, MPI_Comm* ctl, MPI_Request* req)
+{
+    unsigned char* buf = malloc((size_t)parts * part_bytes);
+    MPI_Comm_dup(MPI_COMM_WORLD, ctl);
+    if (buf == NULL || TU_MPI(tu_pair_init(buf, parts, (MPI_Count)part_bytes, MPI_BYTE, tag,
+                                           MPI_COMM_WORLD, req)) != MPI_SUCCESS) {
+        TU_ABORT("tu_pair_setup");
+    }
+    return buf;
+}
+
 void tu_pready_all(int parts, MPI_Request req)
 {
     /* Odd partitions in descending order, then even ones ascending: never the natural order. */

@@ -173,6 +173,14 @@ void tu_shuffled_indices(int* a, int n, unsigned seed);
 int tu_pair_init(void* buf, int parts, MPI_Count count, MPI_Datatype type, int tag, MPI_Comm comm,
                  MPI_Request* req);
 
+/**
+ * tu_pair_init on a fresh buffer of @p parts x @p part_bytes bytes (MPI_BYTE, MPI_COMM_WORLD),
+ * with a duplicate of MPI_COMM_WORLD for the program's own messages in @p ctl. Returns the
+ * buffer (free it); aborts when the init fails.
+ */
+unsigned char* tu_pair_setup(int parts, size_t part_bytes, int tag, MPI_Comm* ctl,
+                             MPI_Request* req);
+
 /** Marks partitions 0 .. parts-1 ready in a scrambled order, one MPI_Pready each. */
 void tu_pready_all(int parts, MPI_Request req);
 
