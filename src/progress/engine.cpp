@@ -245,8 +245,7 @@ bool Engine::progress(bool wait) noexcept
 bool Engine::push() noexcept
 {
     thread_.note_user_progress();
-    std::unique_lock<std::mutex> lk(mu_, std::try_to_lock);
-    return pass(lk, true);
+    return try_pass();
 }
 
 bool Engine::progress_for(Transfer& t, bool wait_for_lock) noexcept
@@ -390,8 +389,7 @@ bool Engine::local_send_locked(const Transfer& t) const noexcept
     if (t.kind() != Kind::Send || t.backend() == nullptr || !t.backend()->sends_handed_over()) {
         return false;
     }
-    const int peer_node = node_of_world(t.endpoint().peer_world);
-    return peer_node >= 0 && peer_node == node_;
+    return !off_node(t);
 }
 
 bool Engine::off_node(const Transfer& t) const noexcept
