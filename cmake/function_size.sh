@@ -16,16 +16,23 @@ tidy=${CLANG_TIDY:-clang-tidy-14}
 
 config='{Checks: "-*,readability-function-size", CheckOptions: [{key: readability-function-size.LineThreshold, value: 60}]}'
 report=$(mktemp)
-trap 'rm -f "$report"' EXIT
-# The compile commands are GCC's: clang ignores the flags it does not know instead of failing,
-# and gets the C++17 that GCC defaults to (CMake then passes no -std).
-find "$src_root/src" -name '*.cpp' | sort | while read -r file; do
-    grep -q "\"file\": \"$file\"" "$build/compile_commands.json" || continue  # not in this build
+outs=$(mktemp -d)
+trap 'rm -rf "$report" "$outs"' EXIT
+# One clang-tidy per file, $JOBS (default nproc) at a time, each into its own file; the report
+# is their concatenation in file order.
+tidy_one() {  # $1 = index, $2 = source file
     "$tidy" --quiet -p "$build" --config="$config" --extra-arg-before=-std=gnu++17 \
         --extra-arg=-Wno-unknown-warning-option --extra-arg=-Wno-ignored-optimization-argument \
-        --extra-arg=-Wno-unused-command-line-argument "$file" 2>/dev/null || true
-done >"$report"
-# A file clang could not parse would be measured partly or not at all.
+        --extra-arg=-Wno-unused-command-line-argument "$2" >"$outs/$1" 2>/dev/null || true
+}
+export -f tidy_one
+export tidy build config outs
+find "$src_root/src" -name '*.cpp' | sort | while read -r file; do
+    grep -q "\"file\": \"$file\"" "$build/compile_commands.json" || continue  # not in this build
+    echo "$file"
+done | awk '{ printf "%05d %s\n", NR, $0 }' \
+    | xargs -r -P "${JOBS:-$(nproc)}" -n 2 bash -c 'tidy_one "$0" "$1"'
+find "$outs" -type f | sort | xargs -r cat >"$report"
 if grep -q ': error: ' "$report"; then
     grep ': error: ' "$report" >&2
     echo "function_size: clang-tidy could not parse every file" >&2
