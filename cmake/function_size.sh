@@ -19,7 +19,9 @@ report=$(mktemp)
 outs=$(mktemp -d)
 trap 'rm -rf "$report" "$outs"' EXIT
 # One clang-tidy per file, $JOBS (default nproc) at a time, each into its own file; the report
-# is their concatenation in file order.
+# is their concatenation in file order. The compile commands are GCC's: clang ignores the flags
+# it does not know instead of failing, and gets the C++17 that GCC defaults to (CMake then
+# passes no -std).
 tidy_one() {  # $1 = index, $2 = source file
     "$tidy" --quiet -p "$build" --config="$config" --extra-arg-before=-std=gnu++17 \
         --extra-arg=-Wno-unknown-warning-option --extra-arg=-Wno-ignored-optimization-argument \
@@ -33,6 +35,7 @@ find "$src_root/src" -name '*.cpp' | sort | while read -r file; do
 done | awk '{ printf "%05d %s\n", NR, $0 }' \
     | xargs -r -P "${JOBS:-$(nproc)}" -n 2 bash -c 'tidy_one "$0" "$1"'
 find "$outs" -type f | sort | xargs -r cat >"$report"
+# A file clang could not parse would be measured partly or not at all.
 if grep -q ': error: ' "$report"; then
     grep ': error: ' "$report" >&2
     echo "function_size: clang-tidy could not parse every file" >&2
